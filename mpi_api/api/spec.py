@@ -1,0 +1,294 @@
+"""The MPI API as one machine-readable description.
+
+Everything public about the API is generated from this file: mpi.h (constants,
+handles, prototypes of MPI_ and PMPI_ functions), the runtime's internal tables
+(error strings, predefined datatypes, function names for statistics) and, later,
+the Fortran bindings. Add a function here only when it is implemented.
+"""
+
+# Handles are ints (simplest path to Fortran): 0x40000000 | kind << 24 | index.
+HANDLE_KINDS = {
+    "MPI_Comm": 1, "MPI_Group": 2, "MPI_Datatype": 3, "MPI_Op": 4,
+    "MPI_Errhandler": 5, "MPI_Request": 6, "MPI_Info": 7, "MPI_Win": 8,
+    "MPI_File": 9, "MPI_Message": 10,
+}
+
+def handle(kind, index):
+    return 0x40000000 | (HANDLE_KINDS[kind] << 24) | index
+
+# (name, type, index). Index 0 of each kind is its null handle.
+HANDLES = [
+    ("MPI_COMM_NULL", "MPI_Comm", 0),
+    ("MPI_COMM_WORLD", "MPI_Comm", 1),
+    ("MPI_COMM_SELF", "MPI_Comm", 2),
+    ("MPI_GROUP_NULL", "MPI_Group", 0),
+    ("MPI_GROUP_EMPTY", "MPI_Group", 1),
+    ("MPI_DATATYPE_NULL", "MPI_Datatype", 0),
+    ("MPI_OP_NULL", "MPI_Op", 0),
+    ("MPI_ERRHANDLER_NULL", "MPI_Errhandler", 0),
+    ("MPI_ERRORS_ARE_FATAL", "MPI_Errhandler", 1),
+    ("MPI_ERRORS_RETURN", "MPI_Errhandler", 2),
+    ("MPI_REQUEST_NULL", "MPI_Request", 0),
+    ("MPI_INFO_NULL", "MPI_Info", 0),
+    ("MPI_INFO_ENV", "MPI_Info", 1),
+    ("MPI_WIN_NULL", "MPI_Win", 0),
+    ("MPI_FILE_NULL", "MPI_File", 0),
+    ("MPI_MESSAGE_NULL", "MPI_Message", 0),
+    ("MPI_MESSAGE_NO_PROC", "MPI_Message", 1),
+]
+
+# Predefined datatypes: (name, C expression for the element type or None for
+# explicit size, size when no C type, reduction category).
+# Categories follow MPI 3.1 section 5.9.2: c_int, f_int, float, logical,
+# complex, byte, pair (MINLOC/MAXLOC), none.
+DATATYPES = [
+    ("MPI_CHAR", "char", None, "c_int"),
+    ("MPI_SIGNED_CHAR", "signed char", None, "c_int"),
+    ("MPI_UNSIGNED_CHAR", "unsigned char", None, "c_int"),
+    ("MPI_BYTE", "unsigned char", None, "byte"),
+    ("MPI_WCHAR", "wchar_t", None, "none"),
+    ("MPI_SHORT", "short", None, "c_int"),
+    ("MPI_UNSIGNED_SHORT", "unsigned short", None, "c_int"),
+    ("MPI_INT", "int", None, "c_int"),
+    ("MPI_UNSIGNED", "unsigned", None, "c_int"),
+    ("MPI_LONG", "long", None, "c_int"),
+    ("MPI_UNSIGNED_LONG", "unsigned long", None, "c_int"),
+    ("MPI_LONG_LONG_INT", "long long", None, "c_int"),
+    ("MPI_LONG_LONG", "long long", None, "c_int"),
+    ("MPI_UNSIGNED_LONG_LONG", "unsigned long long", None, "c_int"),
+    ("MPI_FLOAT", "float", None, "float"),
+    ("MPI_DOUBLE", "double", None, "float"),
+    ("MPI_LONG_DOUBLE", "long double", None, "float"),
+    ("MPI_C_BOOL", "_Bool", None, "logical"),
+    ("MPI_INT8_T", "int8_t", None, "c_int"),
+    ("MPI_INT16_T", "int16_t", None, "c_int"),
+    ("MPI_INT32_T", "int32_t", None, "c_int"),
+    ("MPI_INT64_T", "int64_t", None, "c_int"),
+    ("MPI_UINT8_T", "uint8_t", None, "c_int"),
+    ("MPI_UINT16_T", "uint16_t", None, "c_int"),
+    ("MPI_UINT32_T", "uint32_t", None, "c_int"),
+    ("MPI_UINT64_T", "uint64_t", None, "c_int"),
+    ("MPI_AINT", "MPI_Aint", None, "c_int"),
+    ("MPI_COUNT", "MPI_Count", None, "c_int"),
+    ("MPI_OFFSET", "MPI_Offset", None, "c_int"),
+    ("MPI_C_COMPLEX", "float _Complex", None, "complex"),
+    ("MPI_C_FLOAT_COMPLEX", "float _Complex", None, "complex"),
+    ("MPI_C_DOUBLE_COMPLEX", "double _Complex", None, "complex"),
+    ("MPI_C_LONG_DOUBLE_COMPLEX", "long double _Complex", None, "complex"),
+    ("MPI_CXX_BOOL", "_Bool", None, "logical"),
+    ("MPI_CXX_FLOAT_COMPLEX", "float _Complex", None, "complex"),
+    ("MPI_CXX_DOUBLE_COMPLEX", "double _Complex", None, "complex"),
+    ("MPI_CXX_LONG_DOUBLE_COMPLEX", "long double _Complex", None, "complex"),
+    ("MPI_PACKED", "unsigned char", None, "none"),
+    # Fortran types, sized for gfortran's defaults.
+    ("MPI_INTEGER", "int", None, "f_int"),
+    ("MPI_REAL", "float", None, "float"),
+    ("MPI_DOUBLE_PRECISION", "double", None, "float"),
+    ("MPI_COMPLEX", "float _Complex", None, "complex"),
+    ("MPI_DOUBLE_COMPLEX", "double _Complex", None, "complex"),
+    ("MPI_LOGICAL", "int", None, "logical"),
+    ("MPI_CHARACTER", "char", None, "none"),
+    ("MPI_INTEGER1", "int8_t", None, "f_int"),
+    ("MPI_INTEGER2", "int16_t", None, "f_int"),
+    ("MPI_INTEGER4", "int32_t", None, "f_int"),
+    ("MPI_INTEGER8", "int64_t", None, "f_int"),
+    ("MPI_REAL4", "float", None, "float"),
+    ("MPI_REAL8", "double", None, "float"),
+    ("MPI_COMPLEX8", "float _Complex", None, "complex"),
+    ("MPI_COMPLEX16", "double _Complex", None, "complex"),
+    # Pair types for MINLOC / MAXLOC.
+    ("MPI_FLOAT_INT", "struct { float v; int i; }", None, "pair"),
+    ("MPI_DOUBLE_INT", "struct { double v; int i; }", None, "pair"),
+    ("MPI_LONG_INT", "struct { long v; int i; }", None, "pair"),
+    ("MPI_2INT", "struct { int v; int i; }", None, "pair"),
+    ("MPI_SHORT_INT", "struct { short v; int i; }", None, "pair"),
+    ("MPI_LONG_DOUBLE_INT", "struct { long double v; int i; }", None, "pair"),
+    ("MPI_2REAL", "struct { float v; float i; }", None, "pair"),
+    ("MPI_2DOUBLE_PRECISION", "struct { double v; double i; }", None, "pair"),
+    ("MPI_2INTEGER", "struct { int v; int i; }", None, "pair"),
+]
+
+OPS = ["MPI_MAX", "MPI_MIN", "MPI_SUM", "MPI_PROD", "MPI_LAND", "MPI_BAND", "MPI_LOR",
+       "MPI_BOR", "MPI_LXOR", "MPI_BXOR", "MPI_MINLOC", "MPI_MAXLOC", "MPI_REPLACE",
+       "MPI_NO_OP"]
+
+# Error classes: (name, value, description). Codes beyond the classes carry a
+# detailed message; see mpi_api/src/core/errors.cpp.
+ERROR_CLASSES = [
+    ("MPI_SUCCESS", 0, "No error"),
+    ("MPI_ERR_BUFFER", 1, "Invalid buffer pointer"),
+    ("MPI_ERR_COUNT", 2, "Invalid count argument"),
+    ("MPI_ERR_TYPE", 3, "Invalid datatype argument"),
+    ("MPI_ERR_TAG", 4, "Invalid tag argument"),
+    ("MPI_ERR_COMM", 5, "Invalid communicator"),
+    ("MPI_ERR_RANK", 6, "Invalid rank"),
+    ("MPI_ERR_REQUEST", 7, "Invalid request (handle)"),
+    ("MPI_ERR_ROOT", 8, "Invalid root"),
+    ("MPI_ERR_GROUP", 9, "Invalid group"),
+    ("MPI_ERR_OP", 10, "Invalid operation"),
+    ("MPI_ERR_TOPOLOGY", 11, "Invalid topology"),
+    ("MPI_ERR_DIMS", 12, "Invalid dimension argument"),
+    ("MPI_ERR_ARG", 13, "Invalid argument of some other kind"),
+    ("MPI_ERR_UNKNOWN", 14, "Unknown error"),
+    ("MPI_ERR_TRUNCATE", 15, "Message truncated on receive"),
+    ("MPI_ERR_OTHER", 16, "Known error not in this list"),
+    ("MPI_ERR_INTERN", 17, "Internal MPI (implementation) error"),
+    ("MPI_ERR_IN_STATUS", 18, "Error code is in status"),
+    ("MPI_ERR_PENDING", 19, "Pending request"),
+    ("MPI_ERR_KEYVAL", 20, "Invalid keyval has been passed"),
+    ("MPI_ERR_NO_MEM", 21, "MPI_ALLOC_MEM failed because memory is exhausted"),
+    ("MPI_ERR_BASE", 22, "Invalid base passed to MPI_FREE_MEM"),
+    ("MPI_ERR_INFO_KEY", 23, "Key longer than MPI_MAX_INFO_KEY"),
+    ("MPI_ERR_INFO_VALUE", 24, "Value longer than MPI_MAX_INFO_VAL"),
+    ("MPI_ERR_INFO_NOKEY", 25, "Invalid key passed to MPI_INFO_DELETE"),
+    ("MPI_ERR_SPAWN", 26, "Error in spawning processes"),
+    ("MPI_ERR_PORT", 27, "Invalid port name passed to MPI_COMM_CONNECT"),
+    ("MPI_ERR_SERVICE", 28, "Invalid service name passed to MPI_UNPUBLISH_NAME"),
+    ("MPI_ERR_NAME", 29, "Invalid service name passed to MPI_LOOKUP_NAME"),
+    ("MPI_ERR_WIN", 30, "Invalid win argument"),
+    ("MPI_ERR_SIZE", 31, "Invalid size argument"),
+    ("MPI_ERR_DISP", 32, "Invalid disp argument"),
+    ("MPI_ERR_INFO", 33, "Invalid info argument"),
+    ("MPI_ERR_LOCKTYPE", 34, "Invalid locktype argument"),
+    ("MPI_ERR_ASSERT", 35, "Invalid assert argument"),
+    ("MPI_ERR_RMA_CONFLICT", 36, "Conflicting accesses to window"),
+    ("MPI_ERR_RMA_SYNC", 37, "Wrong synchronization of RMA calls"),
+    ("MPI_ERR_RMA_RANGE", 38, "Target memory is not part of the window"),
+    ("MPI_ERR_RMA_ATTACH", 39, "Memory cannot be attached"),
+    ("MPI_ERR_RMA_SHARED", 40, "Memory cannot be shared"),
+    ("MPI_ERR_RMA_FLAVOR", 41, "Passed window has the wrong flavor for the called function"),
+    ("MPI_ERR_FILE", 42, "Invalid file handle"),
+    ("MPI_ERR_NOT_SAME", 43, "Collective argument not identical on all processes"),
+    ("MPI_ERR_AMODE", 44, "Error related to the amode passed to MPI_FILE_OPEN"),
+    ("MPI_ERR_UNSUPPORTED_DATAREP", 45, "Unsupported datarep passed to MPI_FILE_SET_VIEW"),
+    ("MPI_ERR_UNSUPPORTED_OPERATION", 46, "Unsupported operation"),
+    ("MPI_ERR_NO_SUCH_FILE", 47, "File does not exist"),
+    ("MPI_ERR_FILE_EXISTS", 48, "File exists"),
+    ("MPI_ERR_BAD_FILE", 49, "Invalid file name"),
+    ("MPI_ERR_ACCESS", 50, "Permission denied"),
+    ("MPI_ERR_NO_SPACE", 51, "Not enough space"),
+    ("MPI_ERR_QUOTA", 52, "Quota exceeded"),
+    ("MPI_ERR_READ_ONLY", 53, "Read-only file or file system"),
+    ("MPI_ERR_FILE_IN_USE", 54, "File operation could not be completed, as the file is in use"),
+    ("MPI_ERR_DUP_DATAREP", 55, "Conversion functions could not be registered"),
+    ("MPI_ERR_CONVERSION", 56, "An error occurred in a user supplied data conversion function"),
+    ("MPI_ERR_IO", 57, "Other I/O error"),
+]
+ERR_LASTCODE = 0x3FFFFFFF  # detailed codes live below; user-added codes above
+
+INT_CONSTANTS = [
+    ("MPI_VERSION", 3), ("MPI_SUBVERSION", 1),
+    ("MPI_ANY_SOURCE", -1), ("MPI_ANY_TAG", -1), ("MPI_PROC_NULL", -2), ("MPI_ROOT", -3),
+    ("MPI_UNDEFINED", -32766), ("MPI_KEYVAL_INVALID", -1),
+    ("MPI_BSEND_OVERHEAD", 96),
+    ("MPI_MAX_PROCESSOR_NAME", 256), ("MPI_MAX_ERROR_STRING", 512),
+    ("MPI_MAX_OBJECT_NAME", 128), ("MPI_MAX_LIBRARY_VERSION_STRING", 8192),
+    ("MPI_MAX_INFO_KEY", 255), ("MPI_MAX_INFO_VAL", 1024), ("MPI_MAX_PORT_NAME", 256),
+    ("MPI_MAX_DATAREP_STRING", 128),
+    ("MPI_THREAD_SINGLE", 0), ("MPI_THREAD_FUNNELED", 1), ("MPI_THREAD_SERIALIZED", 2),
+    ("MPI_THREAD_MULTIPLE", 3),
+    ("MPI_IDENT", 0), ("MPI_CONGRUENT", 1), ("MPI_SIMILAR", 2), ("MPI_UNEQUAL", 3),
+    ("MPI_GRAPH", 1), ("MPI_CART", 2), ("MPI_DIST_GRAPH", 3),
+    # Predefined attribute keyvals.
+    ("MPI_TAG_UB", 0x64400001), ("MPI_HOST", 0x64400003), ("MPI_IO", 0x64400005),
+    ("MPI_WTIME_IS_GLOBAL", 0x64400007), ("MPI_UNIVERSE_SIZE", 0x64400009),
+    ("MPI_LASTUSEDCODE", 0x6440000b), ("MPI_APPNUM", 0x6440000d),
+    ("MPI_COMM_TYPE_SHARED", 1),
+    ("MPI_COMBINER_NAMED", 1), ("MPI_COMBINER_DUP", 2), ("MPI_COMBINER_CONTIGUOUS", 3),
+    ("MPI_COMBINER_VECTOR", 4), ("MPI_COMBINER_HVECTOR", 5), ("MPI_COMBINER_INDEXED", 6),
+    ("MPI_COMBINER_HINDEXED", 7), ("MPI_COMBINER_INDEXED_BLOCK", 8),
+    ("MPI_COMBINER_HINDEXED_BLOCK", 9), ("MPI_COMBINER_STRUCT", 10),
+    ("MPI_COMBINER_SUBARRAY", 11), ("MPI_COMBINER_DARRAY", 12),
+    ("MPI_COMBINER_F90_REAL", 13), ("MPI_COMBINER_F90_COMPLEX", 14),
+    ("MPI_COMBINER_F90_INTEGER", 15), ("MPI_COMBINER_RESIZED", 16),
+    ("MPI_ORDER_C", 56), ("MPI_ORDER_FORTRAN", 57),
+    ("MPI_DISTRIBUTE_BLOCK", 121), ("MPI_DISTRIBUTE_CYCLIC", 122),
+    ("MPI_DISTRIBUTE_NONE", 123), ("MPI_DISTRIBUTE_DFLT_DARG", -49767),
+    ("MPI_TYPECLASS_REAL", 1), ("MPI_TYPECLASS_INTEGER", 2), ("MPI_TYPECLASS_COMPLEX", 3),
+    ("MPI_MODE_NOCHECK", 1024), ("MPI_MODE_NOSTORE", 2048), ("MPI_MODE_NOPUT", 4096),
+    ("MPI_MODE_NOPRECEDE", 8192), ("MPI_MODE_NOSUCCEED", 16384),
+    ("MPI_ERR_LASTCODE", ERR_LASTCODE),
+]
+
+# Function prototypes, exactly as in the MPI 3.1 C bindings. Each is declared
+# as MPI_x and PMPI_x; the library defines PMPI_x and a weak MPI_x alias.
+FUNCTIONS = """
+int MPI_Init(int *argc, char ***argv);
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided);
+int MPI_Initialized(int *flag);
+int MPI_Finalize(void);
+int MPI_Finalized(int *flag);
+int MPI_Abort(MPI_Comm comm, int errorcode);
+int MPI_Query_thread(int *provided);
+int MPI_Is_thread_main(int *flag);
+int MPI_Get_version(int *version, int *subversion);
+int MPI_Get_library_version(char *version, int *resultlen);
+int MPI_Get_processor_name(char *name, int *resultlen);
+double MPI_Wtime(void);
+double MPI_Wtick(void);
+int MPI_Pcontrol(const int level, ...);
+int MPI_Comm_rank(MPI_Comm comm, int *rank);
+int MPI_Comm_size(MPI_Comm comm, int *size);
+int MPI_Error_string(int errorcode, char *string, int *resultlen);
+int MPI_Error_class(int errorcode, int *errorclass);
+int MPI_Add_error_class(int *errorclass);
+int MPI_Add_error_code(int errorclass, int *errorcode);
+int MPI_Add_error_string(int errorcode, const char *string);
+int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn, MPI_Errhandler *errhandler);
+int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler);
+int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler);
+int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode);
+int MPI_Errhandler_free(MPI_Errhandler *errhandler);
+int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+int MPI_Buffer_attach(void *buffer, int size);
+int MPI_Buffer_detach(void *buffer_addr, int *size);
+int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request);
+int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request);
+int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request);
+int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request);
+int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status);
+int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request);
+int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status);
+int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status);
+int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status);
+int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status);
+int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status);
+int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status);
+int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status);
+int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request);
+int MPI_Wait(MPI_Request *request, MPI_Status *status);
+int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]);
+int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status);
+int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[]);
+int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status);
+int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[]);
+int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status);
+int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[]);
+int MPI_Request_free(MPI_Request *request);
+int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status);
+int MPI_Cancel(MPI_Request *request);
+int MPI_Test_cancelled(const MPI_Status *status, int *flag);
+int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count);
+int MPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count);
+int MPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count);
+int MPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count);
+int MPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count);
+int MPI_Status_set_cancelled(MPI_Status *status, int flag);
+int MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request);
+int MPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request);
+int MPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request);
+int MPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request);
+int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request);
+int MPI_Start(MPI_Request *request);
+int MPI_Startall(int count, MPI_Request array_of_requests[]);
+int MPI_Type_size(MPI_Datatype datatype, int *size);
+int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size);
+int MPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen);
+int MPI_Barrier(MPI_Comm comm);
+int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
+int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm);
+int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+"""

@@ -1,0 +1,88 @@
+// mpi_api/api: what every MPI entry point does first, and argument checks.
+//
+// MPC_ENTER(Name) names the calling rank `me`, records the function for error
+// messages, hang reports and statistics, and times it when statistics are on.
+// The check_* helpers return MPI_SUCCESS or a detailed error code; the entry
+// point raises it on the right communicator (see errors.hpp).
+#pragma once
+
+#include <cstdint>
+
+#include "mpi.h"
+#include "mpi_api/comm.hpp"
+#include "mpi_api/datatype.hpp"
+#include "mpi_api/errors.hpp"
+#include "mpi_tables.inc"
+#include "mpi_api/rank.hpp"
+
+namespace mpc::mpi {
+
+inline constexpr int kTagUpperBound = 0x3fffffff;
+
+struct FnStats {
+    uint64_t calls = 0;
+    uint64_t ns = 0;
+};
+
+// Statistics of every MPI function per rank; null until statistics are enabled.
+extern bool g_stats_enabled;
+FnStats* rank_fn_stats(RankState* rank);
+
+class ApiScope {
+public:
+    ApiScope(RankState* me, gen::Fn fn);
+    ~ApiScope();
+    ApiScope(const ApiScope&) = delete;
+    ApiScope& operator=(const ApiScope&) = delete;
+
+private:
+    RankState* me_;
+    gen::Fn fn_;
+    gen::Fn outer_;
+    int64_t start_ = 0;
+};
+
+// The MPI function the rank is in (for error and hang messages).
+const char* current_fn_name(RankState* me);
+
+// Ends the job: an MPI function other than the few allowed before MPI_Init
+// (or after MPI_Finalize) was called.
+[[noreturn]] void not_initialized(RankState* me, gen::Fn fn);
+
+inline bool active(const RankState* me) {
+    return me && me->phase.load(std::memory_order_relaxed) == RankState::Initialized;
+}
+
+int check_comm(MPI_Comm handle, Comm** out);
+int check_type(MPI_Datatype handle, Datatype** out, bool need_commit = true);
+int check_count(int count);
+int check_buffer(const void* buf, int count, const Datatype* type);
+int check_send_rank(const Comm* comm, int rank);                   // or PROC_NULL
+int check_recv_rank(const Comm* comm, int rank);                   // or PROC_NULL / ANY_SOURCE
+int check_tag(int tag, bool allow_any);
+int check_root(const Comm* comm, int root);
+
+}  // namespace mpc::mpi
+
+#define MPC_ENTER(Name)                                      \
+    ::mpc::mpi::RankState* const me = ::mpc::mpi::current_rank(); \
+    ::mpc::mpi::ApiScope mpc_api_scope_(me, ::mpc::mpi::gen::Fn::Name)
+
+// Functions that need MPI to be initialized and not finalized.
+#define MPC_ENTER_ACTIVE(Name)                                                 \
+    MPC_ENTER(Name);                                                           \
+    if (__builtin_expect(!::mpc::mpi::active(me), 0))                          \
+    ::mpc::mpi::not_initialized(me, ::mpc::mpi::gen::Fn::Name)
+
+// Returns through the error handler of `comm` (a Comm*) when `expr` is an error.
+#define MPC_TRY(comm, expr)                                       \
+    do {                                                          \
+        int mpc_err_ = (expr);                                    \
+        if (__builtin_expect(mpc_err_ != MPI_SUCCESS, 0))         \
+            return ::mpc::mpi::raise((comm), mpc_err_);           \
+    } while (0)
+
+// The profiling interface: MPI_x is a weak alias of PMPI_x, defined in the same
+// translation unit.
+#define MPC_WEAK(name) \
+    extern "C" __typeof__(P##name) name __attribute__((weak, alias("P" #name)));

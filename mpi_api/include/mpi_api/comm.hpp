@@ -1,0 +1,53 @@
+// mpi_api/comm: communicators.
+//
+// A communicator object belongs to one rank (its view: its rank, error handler,
+// attributes). MPI_COMM_WORLD and MPI_COMM_SELF are the same handle for every
+// rank of the process and resolve to the calling rank's own object.
+// Point-to-point traffic uses `context`; collective traffic `context + 1`, so
+// the two never match each other.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "mpi.h"
+#include "mpi_api/group.hpp"
+
+namespace mpc::mpi {
+
+struct RankState;
+
+struct Comm {
+    int handle = MPI_COMM_NULL;
+    RankState* owner = nullptr;
+    uint32_t context = 0;   // point-to-point; collectives use context + 1
+    GroupRef group;         // local group
+    GroupRef remote_group;  // intercommunicators only
+    int rank = 0;           // the owner's rank in `group`
+    int size = 0;
+    MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
+    std::string name;
+    bool predefined = false;
+    uint32_t coll_sequence = 0;  // collective operations started, for tag generation
+
+    bool is_inter() const { return remote_group != nullptr; }
+    int remote_size() const { return remote_group ? remote_group->size : size; }
+    // World rank of rank r of the group a point-to-point peer lives in.
+    int peer_world_rank(int r) const {
+        return remote_group ? remote_group->world_rank(r) : group->world_rank(r);
+    }
+};
+
+// Context ids of the predefined communicators; others are allocated above.
+inline constexpr uint32_t kWorldContext = 0;
+inline constexpr uint32_t kSelfContext = 2;
+inline constexpr uint32_t kFirstFreeContext = 4;
+
+// The calling rank's communicator for handle, or nullptr when invalid or when
+// it belongs to another rank.
+Comm* comm_lookup(MPI_Comm handle);
+// Sets up the predefined communicators of a rank.
+void comm_init_rank(RankState* rank);
+
+}  // namespace mpc::mpi

@@ -1,0 +1,48 @@
+// mpi_api/errors: error codes, classes, messages and error handlers.
+//
+// An error code is a class (low 8 bits) plus, above it, the index of a detailed
+// message ("invalid rank 5: the communicator has 4 ranks"), so that the user's
+// error handler and MPI_Error_string get the specific cause while
+// MPI_Error_class still yields the standard class. Codes and classes added by
+// the user (MPI_Add_error_class/code) live above MPI_ERR_LASTCODE.
+#pragma once
+
+#include <string>
+
+#include "mpi.h"
+
+namespace mpc::mpi {
+
+struct Comm;
+
+// Creates an error code of class `cls` carrying a formatted detail message.
+int make_error(int cls, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+
+// The class of any code (predefined, detailed, or user-added); -1 if unknown.
+int error_class_of(int code);
+// Full text of a code ("Invalid rank: invalid rank 5 ..."); empty if unknown.
+std::string error_text(int code);
+
+int add_error_class(int* cls);
+int add_error_code(int cls, int* code);
+int add_error_string(int code, const char* text);
+int last_used_code();
+
+// Error handlers.
+struct Errhandler {
+    enum Kind { Fatal, Return, User } kind = Fatal;
+    MPI_Comm_errhandler_function* fn = nullptr;
+    bool builtin = false;
+};
+Errhandler* errhandler_lookup(MPI_Errhandler h);
+int errhandler_create(MPI_Comm_errhandler_function* fn, MPI_Errhandler* out);
+int errhandler_free(MPI_Errhandler* h);
+
+// Raises `code` on communicator comm (nullptr: MPI_COMM_WORLD of the caller, as the
+// standard says for errors not tied to an object): calls its handler, which may
+// end the job. Returns code for the caller to return. MPI_SUCCESS passes through.
+int raise(Comm* comm, int code);
+// Same, for a communicator given by handle (falls back to MPI_COMM_WORLD when invalid).
+int raise_on(MPI_Comm comm, int code);
+
+}  // namespace mpc::mpi

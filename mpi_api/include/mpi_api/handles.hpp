@@ -1,0 +1,116 @@
+// mpi_api/handles: integer handles <-> objects.
+//
+// A handle is 0x40000000 | kind << 24 | index, the same value in C and Fortran.
+// Objects live in chunks that never move or get freed, so a lookup is two loads
+// without a lock, and a stale handle never points at unmapped memory.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "runtime/log.hpp"
+
+namespace mpc::mpi {
+
+enum class HandleKind : int {
+    Comm = 1, Group = 2, Datatype = 3, Op = 4, Errhandler = 5, Request = 6, Info = 7,
+    Win = 8, File = 9, Message = 10,
+};
+
+constexpr int make_handle(HandleKind kind, uint32_t index) {
+    return static_cast<int>(0x40000000u | (static_cast<uint32_t>(kind) << 24) | index);
+}
+constexpr bool handle_is(int h, HandleKind kind) {
+    return (static_cast<uint32_t>(h) & 0xff000000u) ==
+           (0x40000000u | (static_cast<uint32_t>(kind) << 24));
+}
+constexpr uint32_t handle_index(int h) { return static_cast<uint32_t>(h) & 0x00ffffffu; }
+
+// Pool of T addressed by index. Index 0 is never allocated (null handle);
+// indices below `reserved` are for predefined objects, set up with at().
+template <class T, HandleKind Kind>
+class HandlePool {
+    static constexpr uint32_t kChunkBits = 10;
+    static constexpr uint32_t kChunk = 1u << kChunkBits;
+    static constexpr uint32_t kMaxChunks = (1u << 24) / kChunk;
+
+public:
+    explicit HandlePool(uint32_t reserved = 1) : next_(reserved < 1 ? 1 : reserved) {}
+    ~HandlePool() {
+        for (auto& c : chunks_) delete[] c.load();
+    }
+
+    // Object for index, creating its chunk if needed (for predefined objects).
+    T* at(uint32_t index) {
+        std::lock_guard<std::mutex> g(mutex_);
+        return slot_locked(index);
+    }
+
+    // Allocates an object; returns it with its handle in *handle.
+    T* allocate(int* handle) {
+        std::lock_guard<std::mutex> g(mutex_);
+        uint32_t index;
+        if (!free_.empty()) {
+            index = free_.back();
+            free_.pop_back();
+        } else {
+            index = next_++;
+            if (index >= (kMaxChunks << kChunkBits))
+                runtime::fatal("out of MPI handles (more than 16 million objects alive)");
+        }
+        T* obj = slot_locked(index);
+        live_[index >> kChunkBits][index & (kChunk - 1)].store(true, std::memory_order_release);
+        *handle = make_handle(Kind, index);
+        return obj;
+    }
+
+    void release(int handle) {
+        uint32_t index = handle_index(handle);
+        std::lock_guard<std::mutex> g(mutex_);
+        live_[index >> kChunkBits][index & (kChunk - 1)].store(false, std::memory_order_release);
+        free_.push_back(index);
+    }
+
+    // The live object behind handle, or nullptr (wrong kind, null, freed).
+    T* lookup(int handle) const {
+        if (!handle_is(handle, Kind)) return nullptr;
+        uint32_t index = handle_index(handle);
+        uint32_t c = index >> kChunkBits;
+        if (c >= kMaxChunks) return nullptr;
+        T* chunk = chunks_[c].load(std::memory_order_acquire);
+        if (!chunk || !live_[c][index & (kChunk - 1)].load(std::memory_order_acquire))
+            return nullptr;
+        return &chunk[index & (kChunk - 1)];
+    }
+
+    // Marks a predefined (reserved) index live.
+    void mark_live(uint32_t index) {
+        std::lock_guard<std::mutex> g(mutex_);
+        slot_locked(index);
+        live_[index >> kChunkBits][index & (kChunk - 1)].store(true, std::memory_order_release);
+    }
+
+private:
+    T* slot_locked(uint32_t index) {
+        uint32_t c = index >> kChunkBits;
+        T* chunk = chunks_[c].load(std::memory_order_relaxed);
+        if (!chunk) {
+            chunk = new T[kChunk];
+            live_[c].reset(new std::atomic<bool>[kChunk]());
+            chunks_[c].store(chunk, std::memory_order_release);
+        }
+        return &chunk[index & (kChunk - 1)];
+    }
+
+    mutable std::mutex mutex_;
+    uint32_t next_;
+    std::vector<uint32_t> free_;
+    std::array<std::atomic<T*>, kMaxChunks> chunks_{};
+    std::array<std::unique_ptr<std::atomic<bool>[]>, kMaxChunks> live_{};
+};
+
+}  // namespace mpc::mpi

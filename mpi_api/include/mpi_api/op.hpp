@@ -1,0 +1,30 @@
+// mpi_api/op: reduction operations, predefined and user-defined.
+#pragma once
+
+#include <cstddef>
+
+#include "mpi.h"
+#include "mpi_api/datatype.hpp"
+
+namespace mpc::mpi {
+
+struct Op {
+    int handle = MPI_OP_NULL;
+    int builtin = -1;                 // index in spec.OPS for predefined ops
+    MPI_User_function* user = nullptr;
+    bool commutative = true;
+    bool predefined = false;
+};
+
+void op_init_predefined();
+Op* op_lookup(MPI_Op handle);
+MPI_Op op_create(MPI_User_function* fn, bool commutative);
+void op_free(MPI_Op handle);
+
+// MPI_SUCCESS, or a detailed MPI_ERR_OP when op is not defined on type.
+int op_check(const Op& op, const Datatype& type);
+// inout[i] = in[i] op inout[i] for count elements of type (contiguous buffers,
+// laid out as `type` describes). op_check must have passed.
+void op_apply(const Op& op, const void* in, void* inout, size_t count, const Datatype& type);
+
+}  // namespace mpc::mpi

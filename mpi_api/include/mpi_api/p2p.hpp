@@ -1,0 +1,70 @@
+// mpi_api/p2p: the point-to-point engine and the intra-node transport.
+//
+// A send to a rank of the same node process is matched by the sender itself,
+// under the receiver's lock: if the receive is posted, the sender copies
+// straight into it (one copy) and completes both sides. Otherwise the message
+// waits in the receiver's unexpected queue: small ones as a copy in a cell (the
+// sender completes at once), large and synchronous ones as a pointer to the
+// sender's buffer, copied by the receiver when it posts the receive (one copy;
+// the sender completes then). No system call on any of these paths.
+// Sends to other node processes go to the remote transport (the network room).
+#pragma once
+
+#include <cstddef>
+
+#include "mpi.h"
+#include "mpi_api/match.hpp"
+#include "mpi_api/request.hpp"
+
+namespace mpc::mpi {
+
+struct RankState;
+struct Comm;
+struct Datatype;
+
+// Largest message kept in a cell when unexpected (MPC_INTRA_EAGER, default 16 KiB).
+extern size_t g_intra_eager_limit;
+
+// Starts the operation described by r (rank, comm, buf, count, type, peer, tag,
+// context, mode); r completes when done. peer is a rank of r->comm (not PROC_NULL).
+void p2p_start_send(Request* r);
+void p2p_start_recv(Request* r);
+// Cancels a receive that has not matched yet; false when too late.
+bool p2p_cancel_recv(Request* r);
+
+// Looks for a message the caller could receive. With take, removes it from the
+// queue and returns it in *taken (MPI_Mprobe).
+bool p2p_probe(RankState* me, uint32_t context, int source, int tag, MPI_Status* status,
+               Incoming** taken);
+// Blocking form: waits until such a message exists.
+void p2p_probe_wait(RankState* me, uint32_t context, int source, int tag, MPI_Status* status,
+                    Incoming** taken);
+// Receives a message taken by p2p_probe into r (MPI_Mrecv/Imrecv).
+void p2p_receive_taken(Incoming* m, Request* r);
+
+// Completes receive r with `bytes` bytes from (source, tag), copying them with
+// `copy(dst, n)` where n = min(bytes, r's capacity); flags truncation. For
+// transports that deliver into a matched receive.
+void finish_receive(Request* r, int source, int tag, size_t bytes, size_t copied);
+// Capacity in bytes of receive r's buffer.
+size_t receive_capacity(const Request* r);
+
+// Adds an unexpected message to rank dest (caller holds dest->match.lock), and
+// arranges for a prober to be woken after the caller unlocks.
+void enqueue_unexpected(RankState* dest, Incoming* m);
+void wake_prober(RankState* dest);
+
+// Blocking point-to-point on a communicator's collective context, for the
+// collectives room: no argument checks, tags chosen by the caller.
+void coll_send(Comm* c, const void* buf, int count, Datatype* type, int dest, int tag);
+void coll_recv(Comm* c, void* buf, int count, Datatype* type, int source, int tag);
+void coll_sendrecv(Comm* c, const void* sbuf, int scount, Datatype* stype, int dest, void* rbuf,
+                   int rcount, Datatype* rtype, int source, int tag);
+
+// The remote transport, installed by the network layer at start-up.
+struct RemoteTransport {
+    void (*start_send)(Request* r, int dest_world_rank);
+};
+void set_remote_transport(const RemoteTransport* transport);
+
+}  // namespace mpc::mpi

@@ -1,0 +1,43 @@
+// mpi_api/progress: how a rank waits inside MPI.
+//
+// A waiting rank polls (the progress hook runs at every context switch, so
+// yielding to the other tasks of its VP is polling too) for a bounded time,
+// then parks until whoever completes what it waits for unparks it. Ranks that
+// wait thus poll for the ranks that compute, and a VP whose ranks all wait
+// ends up in its idle loop, which polls and finally sleeps.
+#pragma once
+
+#include <cstdint>
+
+#include "runtime/sync.hpp"
+#include "scheduler/scheduler.hpp"
+
+namespace mpc::mpi {
+
+// How long a waiting rank polls before it parks (MPC_WAIT_SPIN, default 50us).
+extern int64_t g_wait_spin_ns;
+
+// Waits until done(). arm(w) must arrange for w->unpark() to be called after
+// done() becomes true; disarm(w) undoes it. Both may be called several times.
+template <class Done, class Arm, class Disarm>
+void block_until(Done&& done, Arm&& arm, Disarm&& disarm) {
+    int64_t start = -1;
+    for (;;) {
+        if (sched::others_runnable()) sched::yield();
+        else sched::poll();
+        if (done()) return;
+        int64_t now = runtime::now_ns();
+        if (start < 0) start = now;
+        if (now - start < g_wait_spin_ns) {
+            runtime::cpu_relax();
+            continue;
+        }
+        sched::Waiter* w = sched::current_waiter();
+        arm(w);
+        if (!done()) sched::park();
+        disarm(w);
+        if (done()) return;
+    }
+}
+
+}  // namespace mpc::mpi

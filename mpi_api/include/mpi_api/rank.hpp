@@ -1,0 +1,75 @@
+// mpi_api/rank: the ranks of this node process and the layout of the job.
+//
+// A RankState is everything MPI keeps per rank: its matching queues, its
+// predefined communicators, its MPI life cycle. Ranks are hosted as scheduler
+// tasks whose owner pointer is their RankState; threads a rank creates inherit
+// it, so current_rank() answers "who is calling?" for every MPI entry point.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "mpi_api/comm.hpp"
+#include "mpi_api/match.hpp"
+#include "scheduler/scheduler.hpp"
+
+namespace mpc::mpi {
+
+struct BsendBuffer;
+struct FnStats;
+
+struct RankState {
+    int world_rank = 0;
+    int local_index = 0;  // index among the ranks of this node process
+    int vp = 0;
+
+    MatchQueues match;
+    // A thread of this rank blocked in MPI_Probe/Mprobe: unparked when an
+    // unexpected message arrives.
+    std::atomic<sched::Waiter*> probe_waiter{nullptr};
+
+    enum Phase : int { NotInitialized = 0, Initialized = 1, Finalized = 2 };
+    std::atomic<int> phase{NotInitialized};
+    int thread_level = MPI_THREAD_SINGLE;
+    void* main_thread = nullptr;  // the waiter of the thread that initialized MPI
+
+    Comm world;
+    Comm self;
+    BsendBuffer* bsend = nullptr;
+    int exit_status = 0;
+
+    // API layer bookkeeping (see api.hpp).
+    int current_fn = -1;          // the MPI function the rank is in, for messages
+    FnStats* fn_stats = nullptr;  // per-function statistics, when enabled
+};
+
+// The job as this node process sees it.
+struct World {
+    int size = 1;          // ranks in MPI_COMM_WORLD
+    int num_nodes = 1;     // node processes
+    int node_id = 0;
+    std::vector<int> node_of;             // world rank -> node process
+    std::vector<RankState*> local_of;     // world rank -> local RankState, or nullptr
+    std::vector<RankState*> locals;       // the ranks hosted here, by local index
+    std::string processor_name;
+    int universe_size = 1;
+    int appnum = 0;
+
+    RankState* local(int world_rank) const { return local_of[static_cast<size_t>(world_rank)]; }
+};
+
+World& world();
+
+// Creates the world: `size` ranks, rank r on node node_of[r]; this is node
+// `node_id`. Creates the RankStates of the local ranks.
+void world_create(int size, int num_nodes, int node_id, const std::vector<int>& node_of);
+void world_destroy();
+
+// The calling rank, or nullptr when called from a context that is no rank.
+RankState* current_rank();
+// World rank of the caller or -1 (for log messages).
+int current_world_rank();
+
+}  // namespace mpc::mpi

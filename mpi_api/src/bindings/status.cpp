@@ -1,0 +1,137 @@
+// Status queries and the datatype queries available to every program.
+#include <cstring>
+
+#include "mpi_api/api.hpp"
+
+using namespace mpc::mpi;
+
+namespace {
+
+int elements_of(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* out, bool whole) {
+    if (!status || status == MPI_STATUS_IGNORE)
+        return make_error(MPI_ERR_ARG, "status is NULL or MPI_STATUS_IGNORE");
+    Datatype* t;
+    if (int e = check_type(datatype, &t)) return e;
+    MPI_Count bytes = status->mpc_count;
+    if (t->size == 0) {
+        *out = bytes == 0 ? 0 : MPI_UNDEFINED;
+        return MPI_SUCCESS;
+    }
+    const MPI_Count size = static_cast<MPI_Count>(t->size);
+    if (whole) {
+        *out = bytes % size ? MPI_UNDEFINED : bytes / size;
+        return MPI_SUCCESS;
+    }
+    // Basic elements: whole elements times their basic count, plus the basic
+    // elements of a trailing partial element when the type is homogeneous.
+    if (t->basic == MPI_DATATYPE_NULL || t->basic_count == 0) {
+        *out = bytes % size ? MPI_UNDEFINED : bytes / size;
+        return MPI_SUCCESS;
+    }
+    const MPI_Count basic_size = size / static_cast<MPI_Count>(t->basic_count);
+    *out = bytes % basic_size ? MPI_UNDEFINED : bytes / basic_size;
+    return MPI_SUCCESS;
+}
+
+int clamp_int(MPI_Count v) {
+    if (v == MPI_UNDEFINED) return MPI_UNDEFINED;
+    return v > 0x7fffffff ? MPI_UNDEFINED : static_cast<int>(v);
+}
+
+}  // namespace
+
+extern "C" {
+
+int PMPI_Get_count(const MPI_Status* status, MPI_Datatype datatype, int* count) {
+    MPC_ENTER_ACTIVE(Get_count);
+    if (!count) return raise(nullptr, make_error(MPI_ERR_ARG, "count is NULL"));
+    MPI_Count n;
+    if (int e = elements_of(status, datatype, &n, true)) return raise(nullptr, e);
+    *count = clamp_int(n);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Get_elements(const MPI_Status* status, MPI_Datatype datatype, int* count) {
+    MPC_ENTER_ACTIVE(Get_elements);
+    if (!count) return raise(nullptr, make_error(MPI_ERR_ARG, "count is NULL"));
+    MPI_Count n;
+    if (int e = elements_of(status, datatype, &n, false)) return raise(nullptr, e);
+    *count = clamp_int(n);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Get_elements_x(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count) {
+    MPC_ENTER_ACTIVE(Get_elements_x);
+    if (!count) return raise(nullptr, make_error(MPI_ERR_ARG, "count is NULL"));
+    return raise(nullptr, elements_of(status, datatype, count, false));
+}
+
+int PMPI_Status_set_elements(MPI_Status* status, MPI_Datatype datatype, int count) {
+    MPC_ENTER_ACTIVE(Status_set_elements);
+    return PMPI_Status_set_elements_x(status, datatype, count);
+}
+
+int PMPI_Status_set_elements_x(MPI_Status* status, MPI_Datatype datatype, MPI_Count count) {
+    MPC_ENTER_ACTIVE(Status_set_elements_x);
+    if (!status || status == MPI_STATUS_IGNORE)
+        return raise(nullptr, make_error(MPI_ERR_ARG, "status is NULL"));
+    if (count < 0) return raise(nullptr, make_error(MPI_ERR_COUNT, "negative count"));
+    Datatype* t;
+    if (int e = check_type(datatype, &t)) return raise(nullptr, e);
+    MPI_Count unit = static_cast<MPI_Count>(t->size);
+    if (t->basic != MPI_DATATYPE_NULL && t->basic_count > 0)
+        unit /= static_cast<MPI_Count>(t->basic_count);
+    status->mpc_count = count * unit;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Status_set_cancelled(MPI_Status* status, int flag) {
+    MPC_ENTER_ACTIVE(Status_set_cancelled);
+    if (!status || status == MPI_STATUS_IGNORE)
+        return raise(nullptr, make_error(MPI_ERR_ARG, "status is NULL"));
+    status->mpc_cancelled = flag ? 1 : 0;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_size(MPI_Datatype datatype, int* size) {
+    MPC_ENTER_ACTIVE(Type_size);
+    if (!size) return raise(nullptr, make_error(MPI_ERR_ARG, "size is NULL"));
+    Datatype* t;
+    if (int e = check_type(datatype, &t, false)) return raise(nullptr, e);
+    *size = t->size > 0x7fffffff ? MPI_UNDEFINED : static_cast<int>(t->size);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count* size) {
+    MPC_ENTER_ACTIVE(Type_size_x);
+    if (!size) return raise(nullptr, make_error(MPI_ERR_ARG, "size is NULL"));
+    Datatype* t;
+    if (int e = check_type(datatype, &t, false)) return raise(nullptr, e);
+    *size = static_cast<MPI_Count>(t->size);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_get_name(MPI_Datatype datatype, char* type_name, int* resultlen) {
+    MPC_ENTER_ACTIVE(Type_get_name);
+    if (!type_name || !resultlen)
+        return raise(nullptr, make_error(MPI_ERR_ARG, "type_name or resultlen is NULL"));
+    Datatype* t;
+    if (int e = check_type(datatype, &t, false)) return raise(nullptr, e);
+    size_t n = std::min(t->name.size(), static_cast<size_t>(MPI_MAX_OBJECT_NAME - 1));
+    memcpy(type_name, t->name.data(), n);
+    type_name[n] = '\0';
+    *resultlen = static_cast<int>(n);
+    return MPI_SUCCESS;
+}
+
+}  // extern "C"
+
+MPC_WEAK(MPI_Get_count)
+MPC_WEAK(MPI_Get_elements)
+MPC_WEAK(MPI_Get_elements_x)
+MPC_WEAK(MPI_Status_set_elements)
+MPC_WEAK(MPI_Status_set_elements_x)
+MPC_WEAK(MPI_Status_set_cancelled)
+MPC_WEAK(MPI_Type_size)
+MPC_WEAK(MPI_Type_size_x)
+MPC_WEAK(MPI_Type_get_name)

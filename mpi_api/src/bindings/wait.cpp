@@ -1,0 +1,316 @@
+// Completion: Wait, Test and their any/all/some forms, Request_free, Cancel.
+#include <vector>
+
+#include "mpi_api/p2p.hpp"
+#include "mpi_api/progress.hpp"
+#include "requests.hpp"
+
+using namespace mpc::mpi;
+
+namespace {
+
+bool ignore(const MPI_Status* s) { return !s || s == MPI_STATUS_IGNORE; }
+
+// Looks up request i of an array; *r is null for MPI_REQUEST_NULL. Returns an
+// error for an invalid handle.
+int lookup(MPI_Request h, Request** r) {
+    *r = nullptr;
+    if (h == MPI_REQUEST_NULL) return MPI_SUCCESS;
+    *r = request_lookup(h);
+    if (!*r) return make_error(MPI_ERR_REQUEST, "0x%x is not a valid request", h);
+    return MPI_SUCCESS;
+}
+
+int check_array(int count, const MPI_Request* reqs) {
+    if (count < 0) return make_error(MPI_ERR_COUNT, "negative count %d", count);
+    if (count > 0 && !reqs) return make_error(MPI_ERR_ARG, "array_of_requests is NULL");
+    return MPI_SUCCESS;
+}
+
+// Active requests of an array (null entries and inactive persistent ones skipped).
+int collect(int count, MPI_Request* reqs, std::vector<Request*>& out) {
+    out.assign(static_cast<size_t>(count), nullptr);
+    for (int i = 0; i < count; ++i) {
+        Request* r;
+        if (int e = lookup(reqs[i], &r)) return e;
+        if (!request_inactive(reqs[i], r)) out[static_cast<size_t>(i)] = r;
+    }
+    return MPI_SUCCESS;
+}
+
+// Blocks until at least one of rs (non-null entries) is complete.
+void wait_any_of(const std::vector<Request*>& rs) {
+    auto any_done = [&] {
+        for (Request* r : rs)
+            if (r && r->is_complete()) return true;
+        return false;
+    };
+    if (any_done()) return;
+    block_until(any_done,
+                [&](mpc::sched::Waiter* w) {
+                    for (Request* r : rs)
+                        if (r) r->arm(w);
+                },
+                [&](mpc::sched::Waiter* w) {
+                    for (Request* r : rs)
+                        if (r) r->disarm(w);
+                });
+}
+
+// Waitall/Testall epilogue: statuses out, requests finished; MPI_ERR_IN_STATUS
+// when any failed.
+int finish_all(int count, MPI_Request* reqs, const std::vector<Request*>& rs,
+               MPI_Status* statuses) {
+    bool failed = false;
+    Comm* comm = nullptr;
+    for (int i = 0; i < count; ++i) {
+        Request* r = rs[static_cast<size_t>(i)];
+        MPI_Status* st = ignore(statuses) ? MPI_STATUS_IGNORE : &statuses[i];
+        if (!r) {
+            set_empty_status(st);
+            continue;
+        }
+        Comm* c = r->comm;
+        if (finish_request(r, &reqs[i], st) != MPI_SUCCESS) {
+            failed = true;
+            comm = c;
+        }
+    }
+    if (failed) {
+        if (!ignore(statuses))
+            for (int i = 0; i < count; ++i)
+                if (!rs[static_cast<size_t>(i)]) statuses[i].MPI_ERROR = MPI_SUCCESS;
+        return raise(comm, MPI_ERR_IN_STATUS);
+    }
+    return MPI_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+int PMPI_Wait(MPI_Request* request, MPI_Status* status) {
+    MPC_ENTER_ACTIVE(Wait);
+    if (!request) return raise(nullptr, make_error(MPI_ERR_REQUEST, "request is NULL"));
+    Request* r;
+    if (int e = lookup(*request, &r)) return raise(nullptr, e);
+    if (request_inactive(*request, r)) {
+        set_empty_status(status);
+        return MPI_SUCCESS;
+    }
+    wait_complete(r);
+    Comm* c = r->comm;
+    return raise(c, finish_request(r, request, status));
+}
+
+int PMPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
+    MPC_ENTER_ACTIVE(Test);
+    if (!request || !flag)
+        return raise(nullptr, make_error(MPI_ERR_ARG, "request or flag is NULL"));
+    Request* r;
+    if (int e = lookup(*request, &r)) return raise(nullptr, e);
+    if (request_inactive(*request, r)) {
+        *flag = 1;
+        set_empty_status(status);
+        return MPI_SUCCESS;
+    }
+    if (!r->is_complete()) mpc::sched::poll();
+    *flag = r->is_complete();
+    if (!*flag) return MPI_SUCCESS;
+    Comm* c = r->comm;
+    return raise(c, finish_request(r, request, status));
+}
+
+int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]) {
+    MPC_ENTER_ACTIVE(Waitall);
+    if (int e = check_array(count, array_of_requests)) return raise(nullptr, e);
+    std::vector<Request*> rs;
+    if (int e = collect(count, array_of_requests, rs)) return raise(nullptr, e);
+    for (Request* r : rs)
+        if (r) wait_complete(r);
+    return finish_all(count, array_of_requests, rs, array_of_statuses);
+}
+
+int PMPI_Testall(int count, MPI_Request array_of_requests[], int* flag,
+                 MPI_Status array_of_statuses[]) {
+    MPC_ENTER_ACTIVE(Testall);
+    if (int e = check_array(count, array_of_requests)) return raise(nullptr, e);
+    if (!flag) return raise(nullptr, make_error(MPI_ERR_ARG, "flag is NULL"));
+    std::vector<Request*> rs;
+    if (int e = collect(count, array_of_requests, rs)) return raise(nullptr, e);
+    auto all_done = [&] {
+        for (Request* r : rs)
+            if (r && !r->is_complete()) return false;
+        return true;
+    };
+    if (!all_done()) mpc::sched::poll();
+    *flag = all_done();
+    if (!*flag) return MPI_SUCCESS;
+    return finish_all(count, array_of_requests, rs, array_of_statuses);
+}
+
+int PMPI_Waitany(int count, MPI_Request array_of_requests[], int* index, MPI_Status* status) {
+    MPC_ENTER_ACTIVE(Waitany);
+    if (int e = check_array(count, array_of_requests)) return raise(nullptr, e);
+    if (!index) return raise(nullptr, make_error(MPI_ERR_ARG, "index is NULL"));
+    std::vector<Request*> rs;
+    if (int e = collect(count, array_of_requests, rs)) return raise(nullptr, e);
+    bool any = false;
+    for (Request* r : rs) any = any || r;
+    if (!any) {
+        *index = MPI_UNDEFINED;
+        set_empty_status(status);
+        return MPI_SUCCESS;
+    }
+    wait_any_of(rs);
+    for (int i = 0; i < count; ++i) {
+        Request* r = rs[static_cast<size_t>(i)];
+        if (r && r->is_complete()) {
+            *index = i;
+            Comm* c = r->comm;
+            return raise(c, finish_request(r, &array_of_requests[i], status));
+        }
+    }
+    return raise(nullptr, make_error(MPI_ERR_INTERN, "Waitany woke without a completion"));
+}
+
+int PMPI_Testany(int count, MPI_Request array_of_requests[], int* index, int* flag,
+                 MPI_Status* status) {
+    MPC_ENTER_ACTIVE(Testany);
+    if (int e = check_array(count, array_of_requests)) return raise(nullptr, e);
+    if (!index || !flag) return raise(nullptr, make_error(MPI_ERR_ARG, "index or flag is NULL"));
+    std::vector<Request*> rs;
+    if (int e = collect(count, array_of_requests, rs)) return raise(nullptr, e);
+    bool any = false;
+    for (Request* r : rs) any = any || r;
+    if (!any) {
+        *flag = 1;
+        *index = MPI_UNDEFINED;
+        set_empty_status(status);
+        return MPI_SUCCESS;
+    }
+    mpc::sched::poll();
+    for (int i = 0; i < count; ++i) {
+        Request* r = rs[static_cast<size_t>(i)];
+        if (r && r->is_complete()) {
+            *flag = 1;
+            *index = i;
+            Comm* c = r->comm;
+            return raise(c, finish_request(r, &array_of_requests[i], status));
+        }
+    }
+    *flag = 0;
+    *index = MPI_UNDEFINED;
+    return MPI_SUCCESS;
+}
+
+static int some(int incount, MPI_Request* reqs, int* outcount, int* indices,
+                MPI_Status* statuses, bool block) {
+    if (int e = check_array(incount, reqs)) return raise(nullptr, e);
+    if (!outcount || (incount > 0 && !indices))
+        return raise(nullptr, make_error(MPI_ERR_ARG, "outcount or array_of_indices is NULL"));
+    std::vector<Request*> rs;
+    if (int e = collect(incount, reqs, rs)) return raise(nullptr, e);
+    bool any = false;
+    for (Request* r : rs) any = any || r;
+    if (!any) {
+        *outcount = MPI_UNDEFINED;
+        return MPI_SUCCESS;
+    }
+    if (block) wait_any_of(rs);
+    else mpc::sched::poll();
+    int n = 0;
+    bool failed = false;
+    Comm* comm = nullptr;
+    for (int i = 0; i < incount; ++i) {
+        Request* r = rs[static_cast<size_t>(i)];
+        if (!r || !r->is_complete()) continue;
+        MPI_Status* st = ignore(statuses) ? MPI_STATUS_IGNORE : &statuses[n];
+        Comm* c = r->comm;
+        if (finish_request(r, &reqs[i], st) != MPI_SUCCESS) {
+            failed = true;
+            comm = c;
+        }
+        indices[n++] = i;
+    }
+    *outcount = n;
+    return failed ? raise(comm, MPI_ERR_IN_STATUS) : MPI_SUCCESS;
+}
+
+int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int* outcount,
+                  int array_of_indices[], MPI_Status array_of_statuses[]) {
+    MPC_ENTER_ACTIVE(Waitsome);
+    return some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, true);
+}
+
+int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int* outcount,
+                  int array_of_indices[], MPI_Status array_of_statuses[]) {
+    MPC_ENTER_ACTIVE(Testsome);
+    return some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses,
+                false);
+}
+
+int PMPI_Request_free(MPI_Request* request) {
+    MPC_ENTER_ACTIVE(Request_free);
+    if (!request) return raise(nullptr, make_error(MPI_ERR_REQUEST, "request is NULL"));
+    Request* r;
+    if (int e = lookup(*request, &r)) return raise(nullptr, e);
+    if (!r) return raise(nullptr, make_error(MPI_ERR_REQUEST, "MPI_REQUEST_NULL passed"));
+    // Pending requests are recycled by whoever completes them.
+    if (!r->mark_user_freed()) request_release(r);
+    *request = MPI_REQUEST_NULL;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
+    MPC_ENTER_ACTIVE(Request_get_status);
+    if (!flag) return raise(nullptr, make_error(MPI_ERR_ARG, "flag is NULL"));
+    Request* r;
+    if (int e = lookup(request, &r)) return raise(nullptr, e);
+    if (request_inactive(request, r)) {
+        *flag = 1;
+        set_empty_status(status);
+        return MPI_SUCCESS;
+    }
+    if (!r->is_complete()) mpc::sched::poll();
+    *flag = r->is_complete();
+    if (*flag && !ignore(status)) *status = r->status;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Cancel(MPI_Request* request) {
+    MPC_ENTER_ACTIVE(Cancel);
+    if (!request) return raise(nullptr, make_error(MPI_ERR_REQUEST, "request is NULL"));
+    Request* r;
+    if (int e = lookup(*request, &r)) return raise(nullptr, e);
+    if (!r) return raise(nullptr, make_error(MPI_ERR_REQUEST, "MPI_REQUEST_NULL passed"));
+    if (r->persistent && !r->active)
+        return raise(r->comm, make_error(MPI_ERR_REQUEST, "the persistent request is inactive"));
+    // Receives that have not matched are cancelled; a send, once started, is
+    // delivered (the standard allows a cancel to fail: Test_cancelled says false).
+    if (r->kind == Request::Kind::Recv && !r->is_complete()) p2p_cancel_recv(r);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Test_cancelled(const MPI_Status* status, int* flag) {
+    MPC_ENTER_ACTIVE(Test_cancelled);
+    if (ignore(status) || !flag)
+        return raise(nullptr, make_error(MPI_ERR_ARG, "status or flag is NULL"));
+    *flag = status->mpc_cancelled;
+    return MPI_SUCCESS;
+}
+
+}  // extern "C"
+
+MPC_WEAK(MPI_Wait)
+MPC_WEAK(MPI_Test)
+MPC_WEAK(MPI_Waitall)
+MPC_WEAK(MPI_Testall)
+MPC_WEAK(MPI_Waitany)
+MPC_WEAK(MPI_Testany)
+MPC_WEAK(MPI_Waitsome)
+MPC_WEAK(MPI_Testsome)
+MPC_WEAK(MPI_Request_free)
+MPC_WEAK(MPI_Request_get_status)
+MPC_WEAK(MPI_Cancel)
+MPC_WEAK(MPI_Test_cancelled)

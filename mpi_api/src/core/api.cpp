@@ -1,0 +1,111 @@
+#include "mpi_api/api.hpp"
+
+#include "runtime/log.hpp"
+#include "runtime/sync.hpp"
+
+namespace mpc::mpi {
+
+bool g_stats_enabled = false;
+
+FnStats* rank_fn_stats(RankState* rank) {
+    if (!rank->fn_stats) rank->fn_stats = new FnStats[static_cast<size_t>(gen::Fn::kCount)]();
+    return rank->fn_stats;
+}
+
+ApiScope::ApiScope(RankState* me, gen::Fn fn) : me_(me), fn_(fn) {
+    if (!me_) return;
+    outer_ = static_cast<gen::Fn>(me_->current_fn);
+    me_->current_fn = static_cast<int>(fn);
+    if (g_stats_enabled) start_ = runtime::now_ns();
+}
+
+ApiScope::~ApiScope() {
+    if (!me_) return;
+    me_->current_fn = static_cast<int>(outer_);
+    if (g_stats_enabled) {
+        FnStats& s = rank_fn_stats(me_)[static_cast<size_t>(fn_)];
+        s.calls++;
+        s.ns += static_cast<uint64_t>(runtime::now_ns() - start_);
+    }
+}
+
+const char* current_fn_name(RankState* me) {
+    if (!me || me->current_fn < 0) return "MPI";
+    return gen::kFnNames[me->current_fn];
+}
+
+void not_initialized(RankState* me, gen::Fn fn) {
+    const char* name = gen::kFnNames[static_cast<int>(fn)];
+    if (me && me->phase.load() == RankState::Finalized)
+        runtime::fatal("%s was called after MPI_Finalize", name);
+    if (!me && sched::current_scheduler())
+        runtime::fatal("%s was called from a thread that belongs to no MPI rank", name);
+    runtime::fatal("%s was called before MPI_Init", name);
+}
+
+int check_comm(MPI_Comm handle, Comm** out) {
+    Comm* c = comm_lookup(handle);
+    if (!c) {
+        if (handle == MPI_COMM_NULL) return make_error(MPI_ERR_COMM, "MPI_COMM_NULL passed");
+        return make_error(MPI_ERR_COMM, "0x%x is not a valid communicator of this rank", handle);
+    }
+    *out = c;
+    return MPI_SUCCESS;
+}
+
+int check_type(MPI_Datatype handle, Datatype** out, bool need_commit) {
+    Datatype* t = datatype_lookup(handle);
+    if (!t) {
+        if (handle == MPI_DATATYPE_NULL)
+            return make_error(MPI_ERR_TYPE, "MPI_DATATYPE_NULL passed");
+        return make_error(MPI_ERR_TYPE, "0x%x is not a valid datatype", handle);
+    }
+    if (need_commit && !t->committed)
+        return make_error(MPI_ERR_TYPE, "datatype %s is not committed",
+                          t->name.empty() ? "(unnamed)" : t->name.c_str());
+    *out = t;
+    return MPI_SUCCESS;
+}
+
+int check_count(int count) {
+    if (count < 0) return make_error(MPI_ERR_COUNT, "negative count %d", count);
+    return MPI_SUCCESS;
+}
+
+int check_buffer(const void* buf, int count, const Datatype* type) {
+    // NULL is MPI_BOTTOM, legitimate with absolute addresses in the datatype.
+    if (!buf && count > 0 && type->size > 0 && type->true_lb == 0)
+        return make_error(MPI_ERR_BUFFER, "NULL buffer with count %d", count);
+    return MPI_SUCCESS;
+}
+
+int check_send_rank(const Comm* comm, int rank) {
+    if (rank == MPI_PROC_NULL) return MPI_SUCCESS;
+    int n = comm->remote_size();
+    if (rank < 0 || rank >= n)
+        return make_error(MPI_ERR_RANK, "invalid rank %d: the communicator has %d ranks", rank,
+                          n);
+    return MPI_SUCCESS;
+}
+
+int check_recv_rank(const Comm* comm, int rank) {
+    if (rank == MPI_ANY_SOURCE) return MPI_SUCCESS;
+    return check_send_rank(comm, rank);
+}
+
+int check_tag(int tag, bool allow_any) {
+    if (allow_any && tag == MPI_ANY_TAG) return MPI_SUCCESS;
+    if (tag < 0 || tag > kTagUpperBound)
+        return make_error(MPI_ERR_TAG, "invalid tag %d: tags lie in [0, %d]%s", tag,
+                          kTagUpperBound, allow_any ? " or are MPI_ANY_TAG" : "");
+    return MPI_SUCCESS;
+}
+
+int check_root(const Comm* comm, int root) {
+    if (root < 0 || root >= comm->size)
+        return make_error(MPI_ERR_ROOT, "invalid root %d: the communicator has %d ranks", root,
+                          comm->size);
+    return MPI_SUCCESS;
+}
+
+}  // namespace mpc::mpi

@@ -1,0 +1,196 @@
+#include "mpi_api/errors.hpp"
+
+#include <atomic>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include "mpi_api/api.hpp"
+#include "mpi_api/comm.hpp"
+#include "mpi_api/handles.hpp"
+#include "mpi_api/rank.hpp"
+#include "runtime/log.hpp"
+
+namespace mpc::mpi {
+namespace {
+
+// Detailed messages live in a ring; a code refers to its slot and is checked
+// against the code stored there, so a message overwritten by a much later error
+// degrades to the plain class text.
+constexpr int kSlots = 4096;
+struct Detail {
+    std::atomic<int> code{0};
+    char text[320];
+};
+Detail g_details[kSlots];
+std::atomic<uint32_t> g_next_detail{0};
+
+constexpr int kUserBase = MPI_ERR_LASTCODE + 1;
+struct UserCode {
+    int cls;
+    std::string text;
+};
+std::mutex g_user_mutex;
+std::map<int, UserCode> g_user_codes;  // user classes and codes, by code
+int g_next_user = kUserBase;
+
+const char* class_text(int cls) {
+    if (cls >= 0 && cls < gen::kNumErrorClasses) return gen::kErrorClasses[cls].text;
+    return nullptr;
+}
+const char* class_name(int cls) {
+    if (cls >= 0 && cls < gen::kNumErrorClasses) return gen::kErrorClasses[cls].name;
+    return "user-defined error class";
+}
+
+HandlePool<Errhandler, HandleKind::Errhandler>& eh_pool() {
+    static HandlePool<Errhandler, HandleKind::Errhandler>* p = [] {
+        auto* pool = new HandlePool<Errhandler, HandleKind::Errhandler>(3);
+        Errhandler* fatal = pool->at(handle_index(MPI_ERRORS_ARE_FATAL));
+        fatal->kind = Errhandler::Fatal;
+        fatal->builtin = true;
+        Errhandler* ret = pool->at(handle_index(MPI_ERRORS_RETURN));
+        ret->kind = Errhandler::Return;
+        ret->builtin = true;
+        pool->mark_live(handle_index(MPI_ERRORS_ARE_FATAL));
+        pool->mark_live(handle_index(MPI_ERRORS_RETURN));
+        return pool;
+    }();
+    return *p;
+}
+
+}  // namespace
+
+int make_error(int cls, const char* fmt, ...) {
+    if (cls >= 256 || cls < 0) return cls;  // user classes carry no detail
+    uint32_t n = g_next_detail.fetch_add(1, std::memory_order_relaxed);
+    int slot = static_cast<int>(n % kSlots);
+    int code = cls | ((slot + 1) << 8);
+    Detail& d = g_details[slot];
+    d.code.store(0, std::memory_order_relaxed);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(d.text, sizeof(d.text), fmt, ap);
+    va_end(ap);
+    d.code.store(code, std::memory_order_release);
+    return code;
+}
+
+int error_class_of(int code) {
+    if (code < 0) return -1;
+    if (code >= kUserBase) {
+        std::lock_guard<std::mutex> g(g_user_mutex);
+        auto it = g_user_codes.find(code);
+        return it == g_user_codes.end() ? -1 : it->second.cls;
+    }
+    int cls = code & 0xff;
+    if (cls >= gen::kNumErrorClasses) return -1;
+    return cls;
+}
+
+std::string error_text(int code) {
+    int cls = error_class_of(code);
+    if (cls < 0) return {};
+    if (code >= kUserBase) {
+        std::lock_guard<std::mutex> g(g_user_mutex);
+        return g_user_codes[code].text;
+    }
+    std::string text = class_text(cls);
+    int slot = (code >> 8) - 1;
+    if (slot >= 0 && slot < kSlots) {
+        const Detail& d = g_details[slot];
+        if (d.code.load(std::memory_order_acquire) == code) {
+            text += ": ";
+            text += d.text;
+        }
+    }
+    return text;
+}
+
+int add_error_class(int* cls) {
+    std::lock_guard<std::mutex> g(g_user_mutex);
+    int c = g_next_user++;
+    g_user_codes[c] = UserCode{c, ""};
+    *cls = c;
+    return MPI_SUCCESS;
+}
+
+int add_error_code(int cls, int* code) {
+    if (error_class_of(cls) != cls)
+        return make_error(MPI_ERR_ARG, "%d is not an error class", cls);
+    std::lock_guard<std::mutex> g(g_user_mutex);
+    int c = g_next_user++;
+    g_user_codes[c] = UserCode{cls, ""};
+    *code = c;
+    return MPI_SUCCESS;
+}
+
+int add_error_string(int code, const char* text) {
+    if (!text) return make_error(MPI_ERR_ARG, "the error string is NULL");
+    if (strlen(text) >= MPI_MAX_ERROR_STRING)
+        return make_error(MPI_ERR_ARG, "error string longer than MPI_MAX_ERROR_STRING");
+    std::lock_guard<std::mutex> g(g_user_mutex);
+    auto it = g_user_codes.find(code);
+    if (it == g_user_codes.end())
+        return make_error(MPI_ERR_ARG,
+                          "%d is not a user-defined error code or class (predefined strings "
+                          "cannot be changed)",
+                          code);
+    it->second.text = text;
+    return MPI_SUCCESS;
+}
+
+int last_used_code() {
+    std::lock_guard<std::mutex> g(g_user_mutex);
+    return g_next_user - 1;
+}
+
+Errhandler* errhandler_lookup(MPI_Errhandler h) { return eh_pool().lookup(h); }
+
+int errhandler_create(MPI_Comm_errhandler_function* fn, MPI_Errhandler* out) {
+    int h;
+    Errhandler* e = eh_pool().allocate(&h);
+    e->kind = Errhandler::User;
+    e->fn = fn;
+    e->builtin = false;
+    *out = h;
+    return MPI_SUCCESS;
+}
+
+int errhandler_free(MPI_Errhandler* h) {
+    Errhandler* e = eh_pool().lookup(*h);
+    if (!e) return make_error(MPI_ERR_ARG, "invalid error handler");
+    // A communicator may still use the handler: user handlers stay valid (their
+    // slots are never reused), only the handle is invalidated for the caller.
+    *h = MPI_ERRHANDLER_NULL;
+    return MPI_SUCCESS;
+}
+
+int raise(Comm* comm, int code) {
+    if (code == MPI_SUCCESS) return code;
+    RankState* me = current_rank();
+    if (!comm && me) comm = &me->world;
+    MPI_Errhandler h = comm ? comm->errhandler : MPI_ERRORS_ARE_FATAL;
+    Errhandler* eh = errhandler_lookup(h);
+    if (eh && eh->kind == Errhandler::Return) return code;
+    if (eh && eh->kind == Errhandler::User && eh->fn) {
+        MPI_Comm handle = comm->handle;
+        int c = code;
+        eh->fn(&handle, &c);
+        return code;
+    }
+    int cls = error_class_of(code);
+    runtime::fatal_status(cls > 0 && cls < 256 ? cls : 1, "%s: %s (%s) on %s; aborting the job",
+                          current_fn_name(me), error_text(code).c_str(), class_name(cls),
+                          comm ? (comm->name.empty() ? "a communicator" : comm->name.c_str())
+                               : "MPI_COMM_WORLD");
+}
+
+int raise_on(MPI_Comm handle, int code) {
+    if (code == MPI_SUCCESS) return code;
+    return raise(comm_lookup(handle), code);
+}
+
+}  // namespace mpc::mpi

@@ -1,0 +1,180 @@
+// Predefined reduction kernels, generated per operation and element type from
+// the datatype table, and user operations.
+#include "mpi_api/op.hpp"
+
+#include <complex>
+#include <cstring>
+#include <type_traits>
+
+#include "mpi_api/errors.hpp"
+#include "mpi_api/handles.hpp"
+#include "mpi_tables.inc"
+#include "runtime/log.hpp"
+
+namespace mpc::mpi {
+namespace {
+
+enum OpIndex { kMax, kMin, kSum, kProd, kLand, kBand, kLor, kBor, kLxor, kBxor, kMinloc,
+               kMaxloc, kReplace, kNoOp, kNumOps };
+static_assert(kNumOps == gen::kNumPredefinedOps);
+
+using Kernel = void (*)(const void* in, void* inout, size_t n);
+Kernel g_kernels[kNumOps][gen::kNumPredefinedTypes + 1];
+
+HandlePool<Op, HandleKind::Op>& pool() {
+    static HandlePool<Op, HandleKind::Op> p(gen::kNumPredefinedOps + 1);
+    return p;
+}
+
+template <class T, class F>
+Kernel make_kernel() {
+    return [](const void* in, void* inout, size_t n) {
+        const T* a = static_cast<const T*>(in);
+        T* b = static_cast<T*>(inout);
+        F f;
+        for (size_t i = 0; i < n; ++i) b[i] = f(a[i], b[i]);
+    };
+}
+
+struct Max { template <class T> T operator()(T a, T b) const { return a > b ? a : b; } };
+struct Min { template <class T> T operator()(T a, T b) const { return a < b ? a : b; } };
+struct Sum { template <class T> T operator()(T a, T b) const { return static_cast<T>(a + b); } };
+struct Prod { template <class T> T operator()(T a, T b) const { return static_cast<T>(a * b); } };
+struct Land { template <class T> T operator()(T a, T b) const { return static_cast<T>((a != T(0)) && (b != T(0))); } };
+struct Lor { template <class T> T operator()(T a, T b) const { return static_cast<T>((a != T(0)) || (b != T(0))); } };
+struct Lxor { template <class T> T operator()(T a, T b) const { return static_cast<T>((a != T(0)) != (b != T(0))); } };
+struct Band { template <class T> T operator()(T a, T b) const { return static_cast<T>(a & b); } };
+struct Bor { template <class T> T operator()(T a, T b) const { return static_cast<T>(a | b); } };
+struct Bxor { template <class T> T operator()(T a, T b) const { return static_cast<T>(a ^ b); } };
+
+template <class P, bool IsMax>
+Kernel make_loc_kernel() {
+    return [](const void* in, void* inout, size_t n) {
+        const P* a = static_cast<const P*>(in);
+        P* b = static_cast<P*>(inout);
+        for (size_t i = 0; i < n; ++i) {
+            bool better = IsMax ? a[i].v > b[i].v : a[i].v < b[i].v;
+            if (better) b[i] = a[i];
+            else if (a[i].v == b[i].v && a[i].i < b[i].i) b[i].i = a[i].i;
+        }
+    };
+}
+
+template <class T>
+constexpr bool is_complex = false;
+template <class T>
+constexpr bool is_complex<std::complex<T>> = true;
+
+using Cat = TypeCategory;
+
+template <class T>
+void register_type(int handle, Cat cat) {
+    uint32_t idx = handle_index(handle);
+    const bool numeric = cat == Cat::CInt || cat == Cat::FInt || cat == Cat::Float;
+    if constexpr (std::is_arithmetic_v<T>) {
+        if (numeric) {
+            g_kernels[kMax][idx] = make_kernel<T, Max>();
+            g_kernels[kMin][idx] = make_kernel<T, Min>();
+            g_kernels[kSum][idx] = make_kernel<T, Sum>();
+            g_kernels[kProd][idx] = make_kernel<T, Prod>();
+        }
+        if (cat == Cat::CInt || cat == Cat::Logical) {
+            g_kernels[kLand][idx] = make_kernel<T, Land>();
+            g_kernels[kLor][idx] = make_kernel<T, Lor>();
+            g_kernels[kLxor][idx] = make_kernel<T, Lxor>();
+        }
+        if constexpr (std::is_integral_v<T>) {
+            if (cat == Cat::CInt || cat == Cat::FInt || cat == Cat::Byte) {
+                g_kernels[kBand][idx] = make_kernel<T, Band>();
+                g_kernels[kBor][idx] = make_kernel<T, Bor>();
+                g_kernels[kBxor][idx] = make_kernel<T, Bxor>();
+            }
+        }
+    } else if constexpr (is_complex<T>) {
+        g_kernels[kSum][idx] = make_kernel<T, Sum>();
+        g_kernels[kProd][idx] = make_kernel<T, Prod>();
+    } else if constexpr (std::is_class_v<T>) {
+        if (cat == Cat::Pair) {
+            g_kernels[kMinloc][idx] = make_loc_kernel<T, false>();
+            g_kernels[kMaxloc][idx] = make_loc_kernel<T, true>();
+        }
+    }
+}
+
+const char* op_name(const Op& op) {
+    static const char* names[] = {"MPI_MAX", "MPI_MIN", "MPI_SUM", "MPI_PROD", "MPI_LAND",
+                                  "MPI_BAND", "MPI_LOR", "MPI_BOR", "MPI_LXOR", "MPI_BXOR",
+                                  "MPI_MINLOC", "MPI_MAXLOC", "MPI_REPLACE", "MPI_NO_OP"};
+    return op.builtin >= 0 ? names[op.builtin] : "user operation";
+}
+
+}  // namespace
+
+void op_init_predefined() {
+#define MPC_REGISTER(name, ctype, cat) register_type<ctype>(name, cat);
+    MPC_FOR_EACH_PREDEFINED_TYPE(MPC_REGISTER)
+#undef MPC_REGISTER
+    for (int i = 0; i < kNumOps; ++i) {
+        Op* op = pool().at(static_cast<uint32_t>(i + 1));
+        op->handle = make_handle(HandleKind::Op, static_cast<uint32_t>(i + 1));
+        op->builtin = i;
+        op->commutative = true;
+        op->predefined = true;
+        pool().mark_live(static_cast<uint32_t>(i + 1));
+    }
+}
+
+Op* op_lookup(MPI_Op handle) { return pool().lookup(handle); }
+
+MPI_Op op_create(MPI_User_function* fn, bool commutative) {
+    int h;
+    Op* op = pool().allocate(&h);
+    op->handle = h;
+    op->builtin = -1;
+    op->user = fn;
+    op->commutative = commutative;
+    op->predefined = false;
+    return h;
+}
+
+void op_free(MPI_Op handle) {
+    Op* op = pool().lookup(handle);
+    if (!op || op->predefined) return;
+    op->user = nullptr;
+    pool().release(handle);
+}
+
+int op_check(const Op& op, const Datatype& type) {
+    if (op.user) return MPI_SUCCESS;
+    if (op.builtin == kReplace || op.builtin == kNoOp)
+        return make_error(MPI_ERR_OP, "%s is only valid in one-sided accumulate operations",
+                          op_name(op));
+    if (type.basic == MPI_DATATYPE_NULL ||
+        !g_kernels[op.builtin][handle_index(type.basic)])
+        return make_error(MPI_ERR_OP, "%s is not defined on datatype %s", op_name(op),
+                          type.name.empty() ? "(derived, mixed)" : type.name.c_str());
+    return MPI_SUCCESS;
+}
+
+void op_apply(const Op& op, const void* in, void* inout, size_t count, const Datatype& type) {
+    if (count == 0) return;
+    if (op.user) {
+        // User functions take an int count: split huge reductions.
+        MPI_Datatype dt = type.handle;
+        const char* a = static_cast<const char*>(in);
+        char* b = static_cast<char*>(inout);
+        while (count) {
+            int n = count > 0x7fffffff ? 0x7fffffff : static_cast<int>(count);
+            op.user(const_cast<char*>(a), b, &n, &dt);
+            a += static_cast<MPI_Aint>(n) * type.extent;
+            b += static_cast<MPI_Aint>(n) * type.extent;
+            count -= static_cast<size_t>(n);
+        }
+        return;
+    }
+    Kernel k = g_kernels[op.builtin][handle_index(type.basic)];
+    MPC_CHECK(k != nullptr);
+    k(in, inout, count * type.basic_count);
+}
+
+}  // namespace mpc::mpi

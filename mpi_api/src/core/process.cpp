@@ -1,0 +1,44 @@
+#include "mpi_api/process.hpp"
+
+#include "mpi_api/api.hpp"
+#include "mpi_api/datatype.hpp"
+#include "mpi_api/group.hpp"
+#include "mpi_api/op.hpp"
+#include "mpi_api/p2p.hpp"
+#include "mpi_api/progress.hpp"
+#include "mpi_api/rank.hpp"
+#include "runtime/env.hpp"
+#include "runtime/log.hpp"
+
+namespace mpc::mpi {
+namespace {
+NodeHook g_finalize_hook = nullptr;
+}
+
+void set_finalize_hook(NodeHook hook) { g_finalize_hook = hook; }
+
+void process_setup(const JobLayout& layout) {
+    g_intra_eager_limit = runtime::env::get_size("MPC_INTRA_EAGER", g_intra_eager_limit);
+    g_wait_spin_ns = static_cast<int64_t>(
+        runtime::env::get_seconds("MPC_WAIT_SPIN", static_cast<double>(g_wait_spin_ns) * 1e-9) *
+        1e9);
+    g_stats_enabled = runtime::env::get_bool("MPC_STATS", false);
+    datatype_init_predefined();
+    op_init_predefined();
+    group_init_predefined();
+    world_create(layout.world_size, layout.num_nodes, layout.node_id, layout.node_of);
+    world().appnum = layout.appnum;
+    runtime::set_identity_provider(&current_world_rank);
+}
+
+void process_teardown() {
+    if (g_finalize_hook) g_finalize_hook();
+    runtime::set_identity_provider(nullptr);
+}
+
+bool rank_ended(RankState* rank, int status) {
+    rank->exit_status = status;
+    return rank->phase.load() != RankState::Initialized;
+}
+
+}  // namespace mpc::mpi

@@ -1,0 +1,119 @@
+#include "mpi_api/request.hpp"
+
+#include "mpi_api/handles.hpp"
+#include "mpi_api/progress.hpp"
+
+namespace mpc::mpi {
+
+int64_t g_wait_spin_ns = 50000;
+
+namespace {
+
+HandlePool<Request, HandleKind::Request>& pool() {
+    static HandlePool<Request, HandleKind::Request> p(1);
+    return p;
+}
+
+}  // namespace
+
+void Request::reset() {
+    state.store(0, std::memory_order_relaxed);
+    status = MPI_Status{};
+    handle = MPI_REQUEST_NULL;
+    kind = Kind::Send;
+    persistent = false;
+    active = false;
+    cancel_requested = false;
+    mode = SendMode::Standard;
+    rank = nullptr;
+    comm = nullptr;
+    buf = nullptr;
+    count = 0;
+    type = nullptr;
+    peer = 0;
+    tag = 0;
+    context = 0;
+    next = prev = nullptr;
+    bsend_block = nullptr;
+    message = nullptr;
+    query_fn = nullptr;
+    free_fn = nullptr;
+    cancel_fn = nullptr;
+    extra_state = nullptr;
+}
+
+bool Request::arm(sched::Waiter* w) {
+    uintptr_t cur = state.load(std::memory_order_acquire);
+    for (;;) {
+        if (cur == kComplete) return false;
+        if (state.compare_exchange_weak(cur, reinterpret_cast<uintptr_t>(w),
+                                        std::memory_order_seq_cst))
+            return true;
+    }
+}
+
+void Request::disarm(sched::Waiter* w) {
+    uintptr_t expected = reinterpret_cast<uintptr_t>(w);
+    state.compare_exchange_strong(expected, 0, std::memory_order_acq_rel);
+}
+
+bool Request::mark_user_freed() {
+    uintptr_t cur = state.load(std::memory_order_acquire);
+    for (;;) {
+        if (cur == kComplete) return false;
+        if (state.compare_exchange_weak(cur, kUserFreed, std::memory_order_acq_rel)) return true;
+    }
+}
+
+void complete(Request* r) {
+    uintptr_t prev = r->state.exchange(Request::kComplete, std::memory_order_seq_cst);
+    // From here on r may be gone (a stack request whose owner saw completion).
+    if (prev == Request::kUserFreed) {
+        request_release(r);  // pool requests only: nobody will ever wait on it
+    } else if (prev != 0) {
+        // Waiters are never freed, so a late unpark is only a spurious wake-up.
+        reinterpret_cast<sched::Waiter*>(prev)->unpark();
+    }
+}
+
+void complete_with_error(Request* r, int code) {
+    r->status.MPI_ERROR = code;
+    complete(r);
+}
+
+void set_empty_status(MPI_Status* s) {
+    if (!s || s == MPI_STATUS_IGNORE) return;
+    s->MPI_SOURCE = MPI_ANY_SOURCE;
+    s->MPI_TAG = MPI_ANY_TAG;
+    s->MPI_ERROR = MPI_SUCCESS;
+    s->mpc_cancelled = 0;
+    s->mpc_count = 0;
+}
+
+Request* request_allocate(Request::Kind kind, RankState* rank, Comm* comm) {
+    int h;
+    Request* r = pool().allocate(&h);
+    r->reset();
+    r->handle = h;
+    r->kind = kind;
+    r->rank = rank;
+    r->comm = comm;
+    return r;
+}
+
+Request* request_lookup(MPI_Request handle) { return pool().lookup(handle); }
+
+void request_release(Request* r) {
+    if (r->handle == MPI_REQUEST_NULL) return;  // a stack request
+    int h = r->handle;
+    r->handle = MPI_REQUEST_NULL;
+    pool().release(h);
+}
+
+void wait_complete(Request* r) {
+    if (r->is_complete()) return;
+    block_until([r] { return r->is_complete(); }, [r](sched::Waiter* w) { r->arm(w); },
+                [r](sched::Waiter* w) { r->disarm(w); });
+}
+
+}  // namespace mpc::mpi

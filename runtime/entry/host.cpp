@@ -1,0 +1,238 @@
+#include "host.hpp"
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mpi_api/process.hpp"
+#include "mpi_api/rank.hpp"
+#include "runtime/bootstrap.hpp"
+#include "runtime/env.hpp"
+#include "runtime/log.hpp"
+#include "runtime/topology.hpp"
+#include "scheduler/scheduler.hpp"
+
+namespace mpc::host {
+namespace {
+
+struct RankArgs {
+    MainFn main = nullptr;
+    mpi::RankState* rank = nullptr;
+    std::vector<std::string> args;  // this rank's own copy of argv
+    std::vector<char*> argv;
+    char** envp = nullptr;
+};
+
+std::atomic<int> g_max_status{0};
+std::atomic<bool> g_hosting{false};
+runtime::Bootstrap* g_boot = nullptr;
+
+void record_status(int status) {
+    int s = status & 0xff;
+    int cur = g_max_status.load();
+    while (s > cur && !g_max_status.compare_exchange_weak(cur, s)) {
+    }
+}
+
+// A rank ended (returned from main or called exit) with status.
+void rank_done(mpi::RankState* rank, int status) {
+    record_status(status);
+    if (!mpi::rank_ended(rank, status))
+        runtime::fatal_status(status ? status : 1,
+                              "rank %d ended (status %d) without calling MPI_Finalize; ending "
+                              "the job",
+                              rank->world_rank, status);
+}
+
+void rank_main(void* p) {
+    auto* a = static_cast<RankArgs*>(p);
+    int status = a->main(static_cast<int>(a->args.size()), a->argv.data(), a->envp);
+    rank_done(a->rank, status);
+}
+
+size_t default_stack_size() {
+    rlimit rl{};
+    if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur >= 65536)
+        return rl.rlim_cur;
+    return 8u << 20;
+}
+
+// Job killer for fatal errors: tell the launcher, which ends every node process.
+void kill_job(int status, const char* message) {
+    if (g_boot) g_boot->abort(status, message);
+}
+
+// Block distribution of world ranks over node processes.
+std::vector<int> block_layout(int ranks, int nodes) {
+    std::vector<int> node_of(static_cast<size_t>(ranks));
+    for (int n = 0; n < nodes; ++n) {
+        int lo = static_cast<int>(static_cast<long>(ranks) * n / nodes);
+        int hi = static_cast<int>(static_cast<long>(ranks) * (n + 1) / nodes);
+        for (int r = lo; r < hi; ++r) node_of[static_cast<size_t>(r)] = n;
+    }
+    return node_of;
+}
+
+std::vector<int> parse_cores(const char* text) {
+    std::vector<int> cores;
+    if (!text) return cores;
+    std::string s(text);
+    size_t pos = 0;
+    while (pos < s.size()) {
+        size_t end = s.find(',', pos);
+        if (end == std::string::npos) end = s.size();
+        std::string item = s.substr(pos, end - pos);
+        char* stop = nullptr;
+        long c = strtol(item.c_str(), &stop, 10);
+        if (item.empty() || *stop || c < 0) runtime::fatal("MPC_CORES=%s is not a list of core numbers", text);
+        cores.push_back(static_cast<int>(c));
+        pos = end + 1;
+    }
+    return cores;
+}
+
+void vp_start(int) {
+    setup_signal_stack();
+}
+
+}  // namespace
+
+int run(MainFn user_main, int argc, char** argv, char** envp) {
+    std::unique_ptr<runtime::Bootstrap> boot = runtime::Bootstrap::create();
+    g_boot = boot.get();
+    runtime::set_job_killer(kill_job);
+    runtime::set_node_id(boot->size() > 1 ? boot->rank() : -1);
+
+    // The layout: MPC_NRANKS ranks (set by mpcrun) over the node processes;
+    // a launcher that knows nothing of us (srun) gives one rank per process.
+    const int nodes = boot->size();
+    const int ranks = static_cast<int>(runtime::env::get_int("MPC_NRANKS", nodes, nodes, 1 << 22));
+    mpi::JobLayout layout;
+    layout.world_size = ranks;
+    layout.num_nodes = nodes;
+    layout.node_id = boot->rank();
+    layout.node_of = block_layout(ranks, nodes);
+    layout.appnum = boot->appnum();
+    mpi::process_setup(layout);
+    const auto& locals = mpi::world().locals;
+    const int nlocal = static_cast<int>(locals.size());
+
+    sched::Options opts;
+    const int cores = runtime::Topology::instance().num_cores();
+    opts.num_vps = static_cast<int>(runtime::env::get_int("MPC_VPS", std::min(cores, nlocal), 1, 4096));
+    opts.num_vps = std::max(1, std::min(opts.num_vps, nlocal));
+    opts.stack_size = runtime::env::get_size("MPC_STACK_SIZE", default_stack_size());
+    if (opts.stack_size < 64 * 1024) runtime::fatal("MPC_STACK_SIZE must be at least 64K");
+    opts.bind = runtime::env::get_bool("MPC_BIND", true);
+    opts.cores = parse_cores(runtime::env::get("MPC_CORES"));
+    opts.idle_spin_ns = static_cast<int64_t>(runtime::env::get_seconds("MPC_IDLE_SPIN", 200e-6) * 1e9);
+    opts.on_vp_start = vp_start;
+
+    setup_signal_stack();
+    install_crash_handlers();
+
+    std::vector<std::unique_ptr<RankArgs>> args;
+    {
+        sched::Scheduler scheduler(opts);
+        for (int i = 0; i < nlocal; ++i) {
+            auto a = std::make_unique<RankArgs>();
+            a->main = user_main;
+            a->rank = locals[static_cast<size_t>(i)];
+            a->args.assign(argv, argv + argc);
+            for (auto& s : a->args) a->argv.push_back(s.data());
+            a->argv.push_back(nullptr);
+            a->envp = envp;
+            int vp = static_cast<int>(static_cast<long>(i) * opts.num_vps / nlocal);
+            a->rank->vp = vp;
+            scheduler.spawn(vp, rank_main, a.get(), a->rank);
+            args.push_back(std::move(a));
+        }
+        g_hosting.store(true);
+        scheduler.run();
+        g_hosting.store(false);
+    }
+    mpi::process_teardown();
+    boot->finalize();
+    g_boot = nullptr;
+    return g_max_status.load();
+}
+
+void rank_exit(int status) {
+    if (!g_hosting.load() || !sched::in_task()) return;
+    auto* rank = static_cast<mpi::RankState*>(sched::current_owner());
+    if (!rank) return;
+    rank_done(rank, status);
+    sched::exit_task();
+}
+
+// ---- Crash reports ---------------------------------------------------------------
+
+namespace {
+
+void crash_handler(int sig, siginfo_t* info, void*) {
+    char buf[512];
+    void* owner = sched::current_owner();
+    auto* rank = static_cast<mpi::RankState*>(owner);
+    void* guard_owner = nullptr;
+    bool overflow = info && sched::guard_page_owner(info->si_addr, &guard_owner);
+    if (overflow && !rank) rank = static_cast<mpi::RankState*>(guard_owner);
+    const char* what = strsignal(sig);
+    int n;
+    if (overflow)
+        n = snprintf(buf, sizeof(buf),
+                     "mpcx: rank %d overflowed its stack (signal %d, %s); raise MPC_STACK_SIZE "
+                     "(now %zu bytes)\n",
+                     rank ? rank->world_rank : -1, sig, what,
+                     sched::current_scheduler() ? sched::current_scheduler()->options().stack_size : 0);
+    else if (rank)
+        n = snprintf(buf, sizeof(buf), "mpcx: rank %d (pid %d) crashed: signal %d (%s) at %p\n",
+                     rank->world_rank, getpid(), sig, what, info ? info->si_addr : nullptr);
+    else
+        n = snprintf(buf, sizeof(buf), "mpcx: node process %d crashed: signal %d (%s)\n",
+                     getpid(), sig, what);
+    if (n > 0) {
+        ssize_t ignored = write(STDERR_FILENO, buf, static_cast<size_t>(std::min(n, 511)));
+        (void)ignored;
+    }
+    // Default action now: the node process dies of this signal, the launcher sees it.
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+}  // namespace
+
+void setup_signal_stack() {
+    static thread_local std::unique_ptr<char[]> stack;
+    if (stack) return;
+    const size_t size = 64 * 1024;
+    stack.reset(new char[size]);
+    stack_t ss{};
+    ss.ss_sp = stack.get();
+    ss.ss_size = size;
+    sigaltstack(&ss, nullptr);
+}
+
+void install_crash_handlers() {
+    struct sigaction sa{};
+    sa.sa_sigaction = crash_handler;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER | SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) {
+        struct sigaction old{};
+        sigaction(sig, nullptr, &old);
+        // Respect a handler the program installed before us (none can exist yet
+        // for main, but tools may preload one).
+        if (old.sa_handler == SIG_DFL) sigaction(sig, &sa, nullptr);
+    }
+}
+
+}  // namespace mpc::host

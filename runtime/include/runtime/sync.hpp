@@ -1,0 +1,54 @@
+// runtime/sync: the few synchronisation primitives every room shares.
+//
+// A spin lock for short critical sections (matching queues, run-queue inboxes),
+// futex wait/wake for sleeping without a condition variable, and a monotonic
+// clock. Nothing here allocates or blocks except futex_wait.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <ctime>
+
+namespace mpc::runtime {
+
+inline constexpr std::size_t kCacheLine = 64;
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield" ::: "memory");
+#endif
+}
+
+// Test-and-test-and-set lock. Holders must not block or switch fibers.
+class SpinLock {
+public:
+    void lock() {
+        while (flag_.exchange(true, std::memory_order_acquire)) {
+            while (flag_.load(std::memory_order_relaxed)) cpu_relax();
+        }
+    }
+    bool try_lock() {
+        return !flag_.load(std::memory_order_relaxed) &&
+               !flag_.exchange(true, std::memory_order_acquire);
+    }
+    void unlock() { flag_.store(false, std::memory_order_release); }
+
+private:
+    std::atomic<bool> flag_{false};
+};
+
+// Sleeps while *word == expected (or until timeout_ns elapses, if > 0). Spurious
+// wake-ups are possible; callers re-check their condition.
+void futex_wait(std::atomic<uint32_t>* word, uint32_t expected, int64_t timeout_ns = 0);
+void futex_wake_one(std::atomic<uint32_t>* word);
+void futex_wake_all(std::atomic<uint32_t>* word);
+
+inline int64_t now_ns() {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+}  // namespace mpc::runtime

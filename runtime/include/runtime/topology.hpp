@@ -1,0 +1,44 @@
+// runtime/topology: the machine as hwloc sees it: cores, NUMA nodes, distances,
+// and binding of the calling thread to a core.
+//
+// HWLOC_XMLFILE or HWLOC_SYNTHETIC (hwloc's own variables) replace the real
+// machine by a described one; binding is then impossible and is skipped with a
+// single warning, while the NUMA layout still drives placement and steal order.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+namespace mpc::runtime {
+
+class Topology {
+public:
+    // Loaded on first use; shared by the whole process.
+    static const Topology& instance();
+
+    int num_cores() const { return static_cast<int>(core_numa_.size()); }
+    int num_numa_nodes() const { return num_numa_; }
+    int numa_of_core(int core) const { return core_numa_[static_cast<size_t>(core) % core_numa_.size()]; }
+    // NUMA nodes from nearest to farthest as seen from `numa` (itself first).
+    const std::vector<int>& numa_order_from(int numa) const { return numa_order_[numa]; }
+    // True when the topology describes the machine we run on (binding possible).
+    bool is_this_system() const { return this_system_; }
+
+    // Binds the calling thread to core (modulo the core count). Returns false (and
+    // warns once per process) when binding is impossible.
+    bool bind_thread_to_core(int core) const;
+
+    ~Topology();
+    Topology(const Topology&) = delete;
+    Topology& operator=(const Topology&) = delete;
+
+private:
+    Topology();
+    void* topo_ = nullptr;  // hwloc_topology_t, kept opaque so users need no hwloc headers
+    int num_numa_ = 1;
+    bool this_system_ = true;
+    std::vector<int> core_numa_;                // core index -> NUMA node index
+    std::vector<std::vector<int>> numa_order_;  // per NUMA node: nodes by distance
+};
+
+}  // namespace mpc::runtime

@@ -1,0 +1,38 @@
+// The bootstrap of a process started on its own (./prog): one node process.
+#include <map>
+
+#include "runtime/bootstrap.hpp"
+#include "runtime/log.hpp"
+
+namespace mpc::runtime {
+
+std::unique_ptr<Bootstrap> make_pmi2_bootstrap();  // pmi2_client.cpp; null when no PMI_FD
+
+namespace {
+
+class SingletonBootstrap final : public Bootstrap {
+public:
+    int rank() const override { return 0; }
+    int size() const override { return 1; }
+    std::string job_attr(const std::string&) override { return {}; }
+    void put(const std::string& key, const std::string& value) override { kvs_[key] = value; }
+    void fence() override {}
+    std::string get(const std::string& key) override {
+        auto it = kvs_.find(key);
+        return it == kvs_.end() ? std::string() : it->second;
+    }
+    void abort(int, const char*) override {}
+    void finalize() override {}
+
+private:
+    std::map<std::string, std::string> kvs_;
+};
+
+}  // namespace
+
+std::unique_ptr<Bootstrap> Bootstrap::create() {
+    if (auto pmi = make_pmi2_bootstrap()) return pmi;
+    return std::make_unique<SingletonBootstrap>();
+}
+
+}  // namespace mpc::runtime

@@ -1,0 +1,128 @@
+// scheduler: the two-level scheduler of a node process.
+//
+// Level 1 are virtual processors (VPs): kernel threads, one per core by default,
+// bound with hwloc. Level 2 are tasks: user-level fibers (Boost.Context) with
+// their own guard-paged stacks, each bound to one VP for its whole life (its TLS
+// and cache stay put). A task that waits yields its VP to the other tasks of that
+// VP; a VP with nothing to run polls through the progress hook, spins a bounded
+// time, then sleeps until woken.
+//
+// The progress hook runs at every context switch and in the idle loop: the more
+// tasks wait, the more polling happens. The scheduler knows nothing about MPI:
+// a rank is a task with an opaque owner pointer, which threads created by the
+// rank inherit.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace mpc::sched {
+
+class Task;
+class Vp;
+class Scheduler;
+
+// A parking spot for whoever waits: a fiber, or an OS thread that is not a fiber
+// (a thread a rank created, or any thread outside the scheduler).
+//
+// park() returns after an unpark(), possibly spuriously, and several unparks may
+// coalesce into one wake-up: callers always re-check what they wait for.
+class Waiter {
+public:
+    void unpark();
+
+private:
+    friend class Vp;
+    friend class Scheduler;
+    friend Waiter* current_waiter();
+    friend void park();
+    enum : uint32_t { kEmpty = 0, kNotified = 1, kParked = 2 };
+    std::atomic<uint32_t> state_{kEmpty};
+    Task* task_ = nullptr;  // null for an OS thread (parks on a futex)
+};
+
+// Progress hooks, set once by the layer that owns progress (the network room).
+struct ProgressHooks {
+    // Called at every context switch (idle=false) and repeatedly by an idle VP
+    // (idle=true). Must not switch fibers or block.
+    void (*poll)(void* ctx, int vp, bool idle) = nullptr;
+    // Optional: an idle VP about to sleep calls block() instead of sleeping on
+    // its futex; block() returns when an external event arrived or wake() was
+    // called for that VP. When absent the VP sleeps on a futex.
+    void (*block)(void* ctx, int vp) = nullptr;
+    void (*wake)(void* ctx, int vp) = nullptr;
+    void* ctx = nullptr;
+};
+
+struct Options {
+    int num_vps = 1;
+    size_t stack_size = 8u << 20;     // per task, reserved; committed lazily
+    bool bind = true;                 // bind VP threads to cores
+    std::vector<int> cores;           // core of each VP (default: 0, 1, 2, ...)
+    int64_t idle_spin_ns = 200000;    // an idle VP polls this long before it sleeps
+    void (*on_vp_start)(int vp) = nullptr;  // runs first on every VP thread
+};
+
+class Scheduler {
+public:
+    explicit Scheduler(const Options& options);
+    ~Scheduler();
+    Scheduler(const Scheduler&) = delete;
+    Scheduler& operator=(const Scheduler&) = delete;
+
+    // Creates a task on VP `vp` that runs fn(arg). Allowed before and during run().
+    Task* spawn(int vp, void (*fn)(void*), void* arg, void* owner);
+
+    // Runs VP 0 on the calling thread and the other VPs on their own threads,
+    // until every task has finished.
+    void run();
+
+    void set_hooks(const ProgressHooks& hooks) { hooks_ = hooks; }
+    const ProgressHooks& hooks() const { return hooks_; }
+    int num_vps() const { return static_cast<int>(vps_.size()); }
+    Vp* vp(int i) const { return vps_[static_cast<size_t>(i)]; }
+    const Options& options() const { return options_; }
+
+    // Internal, for the VPs.
+    void task_finished();
+    bool all_done() const { return live_tasks_.load(std::memory_order_acquire) == 0; }
+
+private:
+    Options options_;
+    ProgressHooks hooks_;
+    std::vector<Vp*> vps_;
+    std::atomic<int> live_tasks_{0};
+};
+
+// ---- What the calling context can ask and do -------------------------------
+
+// The scheduler the process runs under, or nullptr before one is running.
+Scheduler* current_scheduler();
+// True on a fiber (a task), false on an OS thread.
+bool in_task();
+// VP index of the calling task's VP, or -1.
+int current_vp_index();
+// Owner of the calling context: the task's, or the one a thread inherited.
+void* current_owner();
+// Sets the owner of the calling OS thread (threads created by a rank).
+void set_thread_owner(void* owner);
+
+Waiter* current_waiter();
+// Blocks until unparked (see Waiter). On a task the VP runs other tasks.
+void park();
+// Lets the other runnable tasks of this VP run; runs the progress hook.
+void yield();
+// True when another task of the caller's VP is ready to run.
+bool others_runnable();
+// Runs the progress hook once (outside a context switch).
+void poll();
+// Ends the calling task now, without returning to its entry function.
+[[noreturn]] void exit_task();
+
+// For crash reports: when addr lies in the guard page of a task's stack, returns
+// that task's owner and true.
+bool guard_page_owner(const void* addr, void** owner);
+
+}  // namespace mpc::sched

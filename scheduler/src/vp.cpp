@@ -1,0 +1,141 @@
+#include "vp.hpp"
+
+#include <cerrno>
+
+#include "runtime/log.hpp"
+#include "runtime/topology.hpp"
+
+namespace mpc::sched {
+
+thread_local Vp* tl_vp = nullptr;
+
+namespace {
+
+// Every place where execution resumes after a jump records the context it came
+// from, and releases the stack of a task that has just finished (it could not
+// free its own stack while running on it).
+void after_resume(ctx::transfer_t from) {
+    auto* prev = static_cast<Context*>(from.data);
+    prev->fctx = from.fctx;
+    if (prev->task && prev->task->finished) prev->task->stack = Stack();
+}
+
+[[noreturn]] void finish(Task* self) {
+    self->finished = true;
+    Vp* vp = self->vp;
+    vp->sched()->task_finished();
+    vp->switch_out(self, false);
+    __builtin_unreachable();
+}
+
+void task_entry(ctx::transfer_t from) {
+    after_resume(from);
+    Task* self = tl_vp->current();
+    self->fn(self->arg);
+    finish(self);
+}
+
+}  // namespace
+
+Vp::Vp(Scheduler* sched, int index, int core) : sched_(sched), index_(index), core_(core) {}
+
+void Vp::jump(Context* from, Context* to) {
+    Task* self = from->task;
+    if (self) self->saved_errno = errno;
+    if (to->fctx == nullptr) {
+        // First run of a task: build its initial frame on its stack.
+        Task* t = to->task;
+        to->fctx = ctx::make_fcontext(t->stack.top(), t->stack.size(), task_entry);
+    }
+    after_resume(ctx::jump_fcontext(to->fctx, from));
+    if (self) errno = self->saved_errno;
+}
+
+Task* Vp::pick_next() {
+    if (inbox_nonempty_.load(std::memory_order_acquire)) {
+        inbox_lock_.lock();
+        ready_.append(inbox_);
+        inbox_nonempty_.store(false, std::memory_order_relaxed);
+        inbox_lock_.unlock();
+    }
+    return ready_.pop();
+}
+
+void Vp::poll(bool idle) {
+    const ProgressHooks& h = sched_->hooks();
+    if (h.poll) h.poll(h.ctx, index_, idle);
+}
+
+void Vp::switch_out(Task* cur, bool requeue) {
+    poll(false);
+    if (requeue) ready_.push(cur);
+    Task* next = pick_next();
+    if (next == cur) return;  // still runnable, or unparked meanwhile
+    current_ = next;
+    jump(&cur->context, next ? &next->context : &idle_);
+}
+
+void Vp::make_runnable(Task* t) {
+    if (tl_vp == this) {
+        ready_.push(t);
+        return;
+    }
+    inbox_lock_.lock();
+    inbox_.push(t);
+    inbox_nonempty_.store(true, std::memory_order_seq_cst);
+    inbox_lock_.unlock();
+    wake();
+}
+
+void Vp::wake() {
+    if (sleeping_.load(std::memory_order_seq_cst) && sleeping_.exchange(0) == 1) {
+        const ProgressHooks& h = sched_->hooks();
+        if (h.block && h.wake) h.wake(h.ctx, index_);
+        else runtime::futex_wake_one(&sleeping_);
+    }
+}
+
+void Vp::sleep() {
+    sleeping_.store(1, std::memory_order_seq_cst);
+    // Re-check after announcing the sleep: a waker either sees the flag or we see its work.
+    if (inbox_nonempty_.load(std::memory_order_seq_cst) || sched_->all_done()) {
+        sleeping_.store(0);
+        return;
+    }
+    const ProgressHooks& h = sched_->hooks();
+    if (h.block && h.wake) h.block(h.ctx, index_);
+    else runtime::futex_wait(&sleeping_, 1);
+    sleeping_.store(0);
+}
+
+void Vp::run_loop() {
+    tl_vp = this;
+    if (sched_->options().bind) runtime::Topology::instance().bind_thread_to_core(core_);
+    if (sched_->options().on_vp_start) sched_->options().on_vp_start(index_);
+    const int64_t spin_ns = sched_->options().idle_spin_ns;
+    int64_t idle_since = -1;
+    for (;;) {
+        if (Task* next = pick_next()) {
+            current_ = next;
+            jump(&idle_, &next->context);
+            current_ = nullptr;
+            idle_since = -1;
+            continue;
+        }
+        if (sched_->all_done()) break;
+        poll(true);
+        if (has_runnable()) continue;
+        int64_t now = runtime::now_ns();
+        if (idle_since < 0) {
+            idle_since = now;
+        } else if (now - idle_since > spin_ns) {
+            sleep();
+            idle_since = -1;
+        } else {
+            runtime::cpu_relax();
+        }
+    }
+    tl_vp = nullptr;
+}
+
+}  // namespace mpc::sched

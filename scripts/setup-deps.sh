@@ -1,0 +1,35 @@
+#!/bin/sh
+# Installs the Debian packages the project needs. Idempotent and silent when
+# everything is already there; needs root (or sudo) only when something is missing.
+#   scripts/setup-deps.sh            build + run dependencies
+#   scripts/setup-deps.sh --peers    also Open MPI and MPICH, for side-by-side benchmarks
+set -eu
+
+PACKAGES="meson ninja-build g++ gfortran pkg-config python3 libboost-context-dev libhwloc-dev
+hwloc catch2 libfabric-dev libfabric-bin libibverbs-dev librdmacm-dev procps"
+if [ "${1:-}" = "--peers" ]; then
+    PACKAGES="$PACKAGES openmpi-bin libopenmpi-dev mpich libmpich-dev"
+fi
+
+missing=""
+for p in $PACKAGES; do
+    status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+    case "$status" in
+        *"install ok installed"*) ;;
+        *) missing="$missing $p" ;;
+    esac
+done
+[ -z "$missing" ] && exit 0
+
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+echo "setup-deps: installing:$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+# Only refresh the package lists when a package is not known at all.
+for p in $missing; do
+    if ! apt-cache show "$p" >/dev/null 2>&1; then
+        $SUDO apt-get update -qq >/dev/null
+        break
+    fi
+done
+$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
