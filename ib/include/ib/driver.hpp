@@ -1,0 +1,110 @@
+// ib/driver: the narrow, verbs-shaped interface every network driver fills.
+//
+// One Driver instance per node process: connection-oriented endpoints to every
+// other node process (shared by all ranks), a shared receive pool of
+// pre-posted registered buffers, sends, RDMA writes with 32-bit immediate
+// data, memory registration with remote keys, and exactly two completion
+// queues (send, receive) shared by all ranks. Everything above this interface
+// (protocols, flow control, matching, polling policy) is driver-independent.
+//
+// Threading: post_*, register_memory and repost_recv may be called by several
+// threads at once. poll_send_cq and poll_recv_cq are called by one thread at a
+// time each (the caller holds a try-lock). Nothing here blocks except
+// connect_all() and wait().
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mpc::ib {
+
+// Result of a non-blocking driver call. Again: no resource right now (send
+// queue full, ...); the caller keeps the work and retries after polling.
+enum class Status { Ok, Again, Error };
+
+struct MemoryRegion {
+    void* addr = nullptr;
+    size_t length = 0;
+    uint64_t remote_key = 0;    // what a peer needs to write into this region
+    void* local_desc = nullptr; // descriptor for local access (fi_mr_desc, lkey)
+    void* handle = nullptr;     // driver-private (fid_mr*, ibv_mr*)
+};
+
+struct Completion {
+    enum class Type : uint8_t {
+        Send,         // a post_send finished: its buffer may be reused
+        Write,        // a post_write finished: the data is at the peer
+        Recv,         // a message landed in receive-pool buffer `buffer`
+        WriteImm,     // a peer's post_write with immediate data landed here
+    };
+    Type type = Type::Send;
+    bool ok = true;             // false: the operation failed (see error)
+    uint64_t context = 0;       // Send/Write: the context given when posting
+    uint32_t buffer = 0;        // Recv: index of the pool buffer holding the data
+    size_t length = 0;          // Recv: bytes received
+    uint32_t imm = 0;           // WriteImm: the immediate data
+    std::string error;          // when !ok: what the driver reported
+};
+
+struct DriverConfig {
+    int self = 0;                  // this node process
+    int num_peers = 1;             // node processes in the job (including self)
+    size_t recv_buffer_size = 8192;  // bytes per receive-pool buffer
+    uint32_t recv_buffers = 256;     // buffers in the shared receive pool
+    uint32_t send_queue_depth = 256; // outstanding sends+writes per connection
+    std::string provider;          // ofi: libfabric provider name (default "tcp")
+};
+
+class Driver {
+public:
+    virtual ~Driver() = default;
+    virtual const char* name() const = 0;
+
+    // Opaque address to publish through the bootstrap key-value store.
+    virtual std::string local_address() = 0;
+    // Connects to every other node process; addresses[i] is node i's
+    // local_address(). Collective: every node process calls it. Blocking.
+    virtual Status connect_all(const std::vector<std::string>& addresses) = 0;
+
+    // Registers memory for local access and remote writes.
+    virtual Status register_memory(void* addr, size_t length, MemoryRegion* out) = 0;
+    virtual void deregister_memory(MemoryRegion& mr) = 0;
+
+    // The shared receive pool: buffers are posted at open; a Recv completion
+    // names one, and the caller gives it back with repost_recv once it has
+    // consumed the data.
+    virtual void* recv_buffer(uint32_t index) = 0;
+    virtual Status repost_recv(uint32_t index) = 0;
+
+    // Sends len bytes from registered memory (desc from its region) to peer.
+    virtual Status post_send(int peer, const void* buf, size_t len, void* desc,
+                             uint64_t context) = 0;
+    // Writes len bytes into peer's registered memory at remote_addr. With
+    // has_imm, the peer gets a WriteImm completion carrying imm after the data.
+    virtual Status post_write(int peer, const void* buf, size_t len, void* desc,
+                              uint64_t remote_addr, uint64_t remote_key, bool has_imm,
+                              uint32_t imm, uint64_t context) = 0;
+
+    // Drain up to max completions; return how many were written to out.
+    virtual int poll_send_cq(Completion* out, int max) = 0;
+    virtual int poll_recv_cq(Completion* out, int max) = 0;
+
+    // Blocks until a completion may be available on either CQ, or until
+    // interrupt() is called, or timeout_ms passes (-1: no timeout).
+    virtual void wait(int timeout_ms) = 0;
+    // Makes a concurrent wait() return. Any thread.
+    virtual void interrupt() = 0;
+};
+
+// Opens a driver: "ofi", "verbs", or "auto" (verbs when an RDMA device exists,
+// otherwise ofi). On failure returns null and explains why in *error.
+std::unique_ptr<Driver> open_driver(const std::string& kind, const DriverConfig& config,
+                                    std::string* error);
+
+// True when an RDMA device is visible to libibverbs (used by "auto").
+bool rdma_device_present();
+
+}  // namespace mpc::ib

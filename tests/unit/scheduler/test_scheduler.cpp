@@ -1,0 +1,138 @@
+// Scheduler: fibers switch, block and wake; oversubscription; threads park.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "scheduler/scheduler.hpp"
+
+using namespace mpc::sched;
+
+namespace {
+
+Options opts(int vps) {
+    Options o;
+    o.num_vps = vps;
+    o.stack_size = 256 * 1024;
+    o.bind = false;
+    o.idle_spin_ns = 10000;
+    return o;
+}
+
+}  // namespace
+
+TEST_CASE("tasks run to completion on every VP", "[scheduler]") {
+    static std::atomic<int> ran;
+    ran = 0;
+    Scheduler s(opts(2));
+    for (int i = 0; i < 16; ++i) s.spawn(i % 2, [](void*) { ran++; }, nullptr, nullptr);
+    s.run();
+    REQUIRE(ran == 16);
+}
+
+TEST_CASE("yield interleaves the tasks of one VP", "[scheduler]") {
+    static std::vector<int> trace;
+    trace.clear();
+    Scheduler s(opts(1));
+    static int ids[2] = {0, 1};
+    for (int i = 0; i < 2; ++i)
+        s.spawn(0, [](void* p) {
+            for (int k = 0; k < 3; ++k) {
+                trace.push_back(*static_cast<int*>(p));
+                yield();
+            }
+        }, &ids[i], nullptr);
+    s.run();
+    REQUIRE(trace == std::vector<int>{0, 1, 0, 1, 0, 1});
+}
+
+TEST_CASE("park blocks until another VP unparks", "[scheduler]") {
+    static std::atomic<Waiter*> waiter{nullptr};
+    static std::atomic<int> stage{0};
+    waiter = nullptr;
+    stage = 0;
+    Scheduler s(opts(2));
+    s.spawn(0, [](void*) {
+        waiter = current_waiter();
+        stage = 1;
+        while (stage.load() != 2) park();
+        stage = 3;
+    }, nullptr, nullptr);
+    s.spawn(1, [](void*) {
+        while (stage.load() != 1) yield();
+        stage = 2;
+        waiter.load()->unpark();
+    }, nullptr, nullptr);
+    s.run();
+    REQUIRE(stage == 3);
+}
+
+TEST_CASE("oversubscription: many tasks per VP ping-pong through park/unpark", "[scheduler]") {
+    constexpr int kPairs = 32, kRounds = 200;
+    struct Pair {
+        std::atomic<int> turn{0};
+        std::atomic<Waiter*> w[2]{};
+        int done = 0;
+    };
+    static Pair pairs[kPairs];
+    struct Arg { Pair* p; int side; };
+    static Arg args[kPairs * 2];
+    Scheduler s(opts(2));
+    for (int i = 0; i < kPairs; ++i) {
+        pairs[i].turn = 0;
+        pairs[i].done = 0;
+        for (int side = 0; side < 2; ++side) {
+            args[i * 2 + side] = Arg{&pairs[i], side};
+            s.spawn((i + side) % 2, [](void* p) {
+                auto* a = static_cast<Arg*>(p);
+                a->p->w[a->side] = current_waiter();
+                for (int r = 0; r < kRounds; ++r) {
+                    while (a->p->turn.load() % 2 != a->side) park();
+                    a->p->turn++;
+                    while (!a->p->w[1 - a->side].load()) yield();
+                    a->p->w[1 - a->side].load()->unpark();
+                }
+                a->p->done++;
+            }, &args[i * 2 + side], nullptr);
+        }
+    }
+    s.run();
+    for (auto& p : pairs) REQUIRE(p.turn == 2 * kRounds);
+}
+
+TEST_CASE("owner is inherited by what the task asks", "[scheduler]") {
+    static void* seen = nullptr;
+    static int token;
+    Scheduler s(opts(1));
+    s.spawn(0, [](void*) { seen = current_owner(); }, nullptr, &token);
+    s.run();
+    REQUIRE(seen == &token);
+}
+
+TEST_CASE("an OS thread parks on its futex and is unparked", "[scheduler]") {
+    std::atomic<Waiter*> w{nullptr};
+    std::atomic<bool> flag{false};
+    std::thread t([&] {
+        w = current_waiter();
+        while (!flag.load()) park();
+    });
+    while (!w.load()) std::this_thread::yield();
+    flag = true;
+    w.load()->unpark();
+    t.join();
+    REQUIRE(flag);
+}
+
+TEST_CASE("exit_task ends a task without returning", "[scheduler]") {
+    static int reached = 0;
+    reached = 0;
+    Scheduler s(opts(1));
+    s.spawn(0, [](void*) {
+        reached = 1;
+        exit_task();
+        reached = 2;  // never
+    }, nullptr, nullptr);
+    s.run();
+    REQUIRE(reached == 1);
+}
