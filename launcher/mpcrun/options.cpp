@@ -1,18 +1,19 @@
 #include "options.hpp"
 
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
-#include <cstring>
+#include <initializer_list>
 
 namespace mpc::launcher {
 namespace {
 
-bool parse_int(const std::string& text, int min, int* out) {
-    if (text.empty()) return false;
+bool parse_count(const std::string& text, int* out) {
+    if (text.empty() || text[0] == '-' || text[0] == '+' || text[0] == ' ') return false;
     char* end = nullptr;
     errno = 0;
     long v = strtol(text.c_str(), &end, 10);
-    if (errno || *end || v < min || v > (1 << 22)) return false;
+    if (errno || *end || v < 1 || v > (1 << 22)) return false;
     *out = static_cast<int>(v);
     return true;
 }
@@ -22,6 +23,90 @@ bool one_of(const std::string& v, std::initializer_list<const char*> words) {
         if (v == w) return true;
     return false;
 }
+
+// An option: its spellings, whether it takes a value ("-o V", "-o=V"), and
+// what it does; apply returns an error message, empty on success.
+struct OptionSpec {
+    const char* names[3];  // unused slots are null
+    bool takes_value;
+    std::string (*apply)(Options& o, const std::string& value);
+};
+
+const OptionSpec kOptions[] = {
+    {{"-h", "--help"},
+     false,
+     [](Options& o, const std::string&) {
+         o.help = true;
+         return std::string();
+     }},
+    {{"--version"},
+     false,
+     [](Options& o, const std::string&) {
+         o.version = true;
+         return std::string();
+     }},
+    {{"--stats"},
+     false,
+     [](Options& o, const std::string&) {
+         o.stats = true;
+         return std::string();
+     }},
+    {{"-n", "-np", "--np"},
+     true,
+     [](Options& o, const std::string& v) {
+         return parse_count(v, &o.ranks)
+                    ? std::string()
+                    : "invalid number of ranks '" + v + "' (expected an integer >= 1)";
+     }},
+    {{"-N"},
+     true,
+     [](Options& o, const std::string& v) {
+         return parse_count(v, &o.nodes)
+                    ? std::string()
+                    : "invalid number of node processes '" + v + "' (expected an integer >= 1)";
+     }},
+    {{"-c"},
+     true,
+     [](Options& o, const std::string& v) {
+         return parse_count(v, &o.cores)
+                    ? std::string()
+                    : "invalid number of cores '" + v + "' (expected an integer >= 1)";
+     }},
+    {{"--progress"},
+     true,
+     [](Options& o, const std::string& v) {
+         if (!one_of(v, {"wait", "collaborative", "thread"}))
+             return "invalid progress mode '" + v + "' (expected wait, collaborative or thread)";
+         o.progress = v;
+         return std::string();
+     }},
+    {{"--net"},
+     true,
+     [](Options& o, const std::string& v) {
+         if (!one_of(v, {"auto", "ofi", "verbs"}))
+             return "invalid network '" + v + "' (expected auto, ofi or verbs)";
+         o.net = v;
+         return std::string();
+     }},
+    {{"--timeout"},
+     true,
+     [](Options& o, const std::string& v) {
+         char* end = nullptr;
+         double t = strtod(v.c_str(), &end);
+         if (v.empty() || *end || !std::isfinite(t) || t <= 0)
+             return "invalid timeout '" + v + "' (expected seconds > 0)";
+         o.timeout = t;
+         return std::string();
+     }},
+    {{"-x"},
+     true,
+     [](Options& o, const std::string& v) {
+         if (v.empty() || v[0] == '=')
+             return "invalid -x argument '" + v + "' (expected VAR or VAR=VALUE)";
+         o.env.push_back(v);
+         return std::string();
+     }},
+};
 
 }  // namespace
 
@@ -35,7 +120,7 @@ const char* usage() {
            "  --progress=MODE   who progresses communication (default collaborative)\n"
            "  --net=NET         network driver between node processes (default auto)\n"
            "  --stats           print per-rank and per-function statistics at the end\n"
-           "  --timeout S       end the job after S seconds\n"
+           "  --timeout S       end the job after S seconds (exit status 124)\n"
            "  -x VAR[=VALUE]    pass an environment variable to the ranks\n"
            "  -h, --help        this text\n";
 }
@@ -43,108 +128,52 @@ const char* usage() {
 bool parse_options(int argc, const char* const* argv, Options* out, std::string* error) {
     Options o;
     int i = 1;
-    // Value of an option given as "-o V", "-o=V" or "--opt=V".
-    auto value = [&](const std::string& arg, const std::string& name, std::string* v) -> bool {
-        if (arg == name) {
-            if (i + 1 >= argc) {
-                *error = "option " + name + " needs a value";
-                return false;
-            }
-            *v = argv[++i];
-            return true;
-        }
-        if (arg.rfind(name + "=", 0) == 0) {
-            *v = arg.substr(name.size() + 1);
-            return true;
-        }
-        return false;
-    };
     for (; i < argc; ++i) {
-        std::string arg = argv[i];
-        std::string v;
+        const std::string arg = argv[i];
         if (arg.empty() || arg[0] != '-') break;  // the program
         if (arg == "--") {
             ++i;
             break;
         }
-        if (arg == "-h" || arg == "--help") {
-            o.help = true;
+        const OptionSpec* spec = nullptr;
+        std::string name, value;
+        bool inline_value = false;
+        for (const OptionSpec& s : kOptions) {
+            for (const char* n : s.names) {
+                if (!n) break;
+                const std::string candidate = n;
+                if (arg == candidate || arg.rfind(candidate + "=", 0) == 0) {
+                    spec = &s;
+                    name = candidate;
+                    inline_value = arg.size() > candidate.size();
+                    if (inline_value) value = arg.substr(candidate.size() + 1);
+                }
+            }
+        }
+        if (!spec) {
+            *error = "unknown option '" + arg + "'";
+            return false;
+        }
+        if (!spec->takes_value && inline_value) {
+            *error = "option " + name + " takes no value";
+            return false;
+        }
+        if (spec->takes_value && !inline_value) {
+            if (i + 1 >= argc) {
+                *error = "option " + name + " needs a value";
+                return false;
+            }
+            value = argv[++i];
+        }
+        std::string problem = spec->apply(o, value);
+        if (!problem.empty()) {
+            *error = problem;
+            return false;
+        }
+        if (o.help || o.version) {
             *out = o;
             return true;
         }
-        if (arg == "--version") {
-            o.version = true;
-            *out = o;
-            return true;
-        }
-        if (arg == "--stats") {
-            o.stats = true;
-            continue;
-        }
-        if (value(arg, "-n", &v) || value(arg, "-np", &v) || value(arg, "--np", &v)) {
-            if (!parse_int(v, 1, &o.ranks)) {
-                *error = "invalid number of ranks '" + v + "' (expected an integer >= 1)";
-                return false;
-            }
-            continue;
-        }
-        if (!error->empty()) return false;
-        if (value(arg, "-N", &v)) {
-            if (!parse_int(v, 1, &o.nodes)) {
-                *error = "invalid number of node processes '" + v + "' (expected >= 1)";
-                return false;
-            }
-            continue;
-        }
-        if (!error->empty()) return false;
-        if (value(arg, "-c", &v)) {
-            if (!parse_int(v, 1, &o.cores)) {
-                *error = "invalid number of cores '" + v + "' (expected >= 1)";
-                return false;
-            }
-            continue;
-        }
-        if (!error->empty()) return false;
-        if (value(arg, "--progress", &v)) {
-            if (!one_of(v, {"wait", "collaborative", "thread"})) {
-                *error = "invalid progress mode '" + v + "' (expected wait, collaborative or thread)";
-                return false;
-            }
-            o.progress = v;
-            continue;
-        }
-        if (!error->empty()) return false;
-        if (value(arg, "--net", &v)) {
-            if (!one_of(v, {"auto", "ofi", "verbs"})) {
-                *error = "invalid network '" + v + "' (expected auto, ofi or verbs)";
-                return false;
-            }
-            o.net = v;
-            continue;
-        }
-        if (!error->empty()) return false;
-        if (value(arg, "--timeout", &v)) {
-            char* end = nullptr;
-            double t = strtod(v.c_str(), &end);
-            if (v.empty() || *end || t <= 0) {
-                *error = "invalid timeout '" + v + "' (expected seconds > 0)";
-                return false;
-            }
-            o.timeout = t;
-            continue;
-        }
-        if (!error->empty()) return false;
-        if (value(arg, "-x", &v)) {
-            if (v.empty() || v[0] == '=') {
-                *error = "invalid -x argument '" + v + "' (expected VAR or VAR=VALUE)";
-                return false;
-            }
-            o.env.push_back(v);
-            continue;
-        }
-        if (!error->empty()) return false;
-        *error = "unknown option '" + arg + "'";
-        return false;
     }
     for (; i < argc; ++i) o.program.push_back(argv[i]);
     if (o.program.empty()) {

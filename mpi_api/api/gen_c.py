@@ -62,6 +62,8 @@ def header(template, version):
     for ret, name, args in functions():
         protos.append(f"{ret} MPI_{name}({args});")
         protos.append(f"{ret} PMPI_{name}({args});")
+    for ftype, name in getattr(spec, "PREDEFINED_CALLBACKS", []):
+        protos.append(f"{ftype} {name};")
     repl = {
         "@VERSION@": version, "@HANDLE_TYPEDEFS@": typedefs, "@HANDLES@": handles,
         "@DATATYPES@": dtypes, "@OPS@": ops, "@ERROR_CLASSES@": errs,

@@ -1,5 +1,6 @@
 #include "host.hpp"
 
+#include <dlfcn.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -13,7 +14,10 @@
 #include <string>
 #include <vector>
 
+#include "ib/network.hpp"
+#include "mpi_api/net.hpp"
 #include "mpi_api/process.hpp"
+#include "mpi_api/progress_engine.hpp"
 #include "mpi_api/rank.hpp"
 #include "runtime/bootstrap.hpp"
 #include "runtime/env.hpp"
@@ -33,6 +37,41 @@ struct RankArgs {
 };
 
 std::atomic<int> g_max_status{0};
+ib::Network* g_net = nullptr;
+
+// ---- Progress hooks: the scheduler calls the network's poll function at every
+// context switch and in idle loops; an idle VP blocks in the network's wait
+// object (one at a time) or on its own futex.
+
+struct VpSleep {
+    alignas(64) std::atomic<uint32_t> word{0};
+};
+std::unique_ptr<VpSleep[]> g_vp_sleep;
+std::atomic<int> g_net_blocker{-1};
+
+int caller_local() {
+    auto* r = static_cast<mpi::RankState*>(sched::current_owner());
+    return r ? r->local_index : -1;
+}
+
+void hook_poll(void*, int, bool) { mpi::poll(caller_local()); }
+
+void hook_block(void*, int vp) {
+    int none = -1;
+    if (g_net->mode() != ib::ProgressMode::Thread && g_net_blocker.compare_exchange_strong(none, vp)) {
+        g_net->block(-1);
+        g_net_blocker.store(-1);
+        return;
+    }
+    uint32_t seen = g_vp_sleep[static_cast<size_t>(vp)].word.load();
+    runtime::futex_wait(&g_vp_sleep[static_cast<size_t>(vp)].word, seen, 50'000'000);
+}
+
+void hook_wake(void*, int vp) {
+    g_vp_sleep[static_cast<size_t>(vp)].word.fetch_add(1);
+    runtime::futex_wake_one(&g_vp_sleep[static_cast<size_t>(vp)].word);
+    if (g_net_blocker.load() == vp) g_net->interrupt();
+}
 std::atomic<bool> g_hosting{false};
 runtime::Bootstrap* g_boot = nullptr;
 
@@ -140,9 +179,44 @@ int run(MainFn user_main, int argc, char** argv, char** envp) {
     setup_signal_stack();
     install_crash_handlers();
 
+    std::unique_ptr<ib::Network> net;
+    if (nodes > 1) {
+        ib::NetworkLayout nl;
+        nl.node_id = layout.node_id;
+        nl.num_nodes = nodes;
+        nl.node_of = layout.node_of;
+        nl.local_of.assign(layout.node_of.size(), 0);
+        std::vector<int> count(static_cast<size_t>(nodes), 0);
+        for (size_t r = 0; r < layout.node_of.size(); ++r)
+            nl.local_of[r] = count[static_cast<size_t>(layout.node_of[r])]++;
+        const auto& topo = runtime::Topology::instance();
+        for (int i = 0; i < nlocal; ++i) {
+            int vp = static_cast<int>(static_cast<long>(i) * opts.num_vps / nlocal);
+            size_t v = static_cast<size_t>(vp);
+            int core = v < opts.cores.size() ? opts.cores[v] : vp;
+            nl.local_numa.push_back(topo.numa_of_core(core));
+        }
+        std::string error;
+        net = ib::Network::start(ib::NetworkConfig::from_env(), nl, mpi::network_upcalls(), *boot,
+                                 &error);
+        if (!net) runtime::fatal("the network could not start: %s", error.c_str());
+        g_net = net.get();
+        mpi::attach_network(g_net);
+        g_vp_sleep.reset(new VpSleep[static_cast<size_t>(opts.num_vps)]);
+    }
+
     std::vector<std::unique_ptr<RankArgs>> args;
     {
         sched::Scheduler scheduler(opts);
+        // The poll function runs at every context switch and in idle loops, with
+        // or without a network (collective schedules progress through it too).
+        sched::ProgressHooks hooks;
+        hooks.poll = hook_poll;
+        if (g_net) {
+            hooks.block = hook_block;
+            hooks.wake = hook_wake;
+        }
+        scheduler.set_hooks(hooks);
         for (int i = 0; i < nlocal; ++i) {
             auto a = std::make_unique<RankArgs>();
             a->main = user_main;
@@ -160,6 +234,14 @@ int run(MainFn user_main, int argc, char** argv, char** envp) {
         scheduler.run();
         g_hosting.store(false);
     }
+    if (g_net) {
+        g_net->shutdown();
+        boot->fence();  // no node process closes its connections while others still send
+    }
+    report_statistics(g_net);
+    mpi::attach_network(nullptr);
+    g_net = nullptr;
+    net.reset();
     mpi::process_teardown();
     boot->finalize();
     g_boot = nullptr;
@@ -221,6 +303,30 @@ void setup_signal_stack() {
     sigaltstack(&ss, nullptr);
 }
 
+namespace {
+
+// A handler found already installed is kept when the program or a tool the user
+// chose installed it (sanitizer runtimes, LD_PRELOAD), and replaced when a
+// library we link installed it at load time: libfabric's psm2 and infinipath
+// providers print a backtrace and call exit(1), which would turn a crash into
+// "rank ended without MPI_Finalize" with status 1.
+bool keep_existing_handler(const struct sigaction& old) {
+    if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL) return false;
+    if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN) return true;
+    void* fn = (old.sa_flags & SA_SIGINFO) ? reinterpret_cast<void*>(old.sa_sigaction)
+                                           : reinterpret_cast<void*>(old.sa_handler);
+    Dl_info info{};
+    if (!dladdr(fn, &info) || !info.dli_fname) return true;
+    if (!strstr(info.dli_fname, ".so")) return true;  // the program itself
+    const char* slash = strrchr(info.dli_fname, '/');
+    const char* base = slash ? slash + 1 : info.dli_fname;
+    if (strstr(base, "san")) return true;  // libasan, libtsan, libubsan, ...
+    const char* preload = getenv("LD_PRELOAD");
+    return preload && strstr(preload, base);
+}
+
+}  // namespace
+
 void install_crash_handlers() {
     struct sigaction sa{};
     sa.sa_sigaction = crash_handler;
@@ -229,9 +335,7 @@ void install_crash_handlers() {
     for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) {
         struct sigaction old{};
         sigaction(sig, nullptr, &old);
-        // Respect a handler the program installed before us (none can exist yet
-        // for main, but tools may preload one).
-        if (old.sa_handler == SIG_DFL) sigaction(sig, &sa, nullptr);
+        if (!keep_existing_handler(old)) sigaction(sig, &sa, nullptr);
     }
 }
 

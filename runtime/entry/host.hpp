@@ -24,3 +24,11 @@ void install_crash_handlers();
 void setup_signal_stack();
 
 }  // namespace mpc::host
+
+namespace mpc::ib {
+class Network;
+}
+namespace mpc::host {
+// Prints the statistics report of this node process's ranks (MPC_STATS=1).
+void report_statistics(ib::Network* net);
+}  // namespace mpc::host

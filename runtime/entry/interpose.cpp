@@ -4,14 +4,24 @@
 //                      a direct dependency of the program, so the program's
 //                      call binds here before libc);
 //   exit               so that a rank that exits ends only itself;
-//   pthread_create     so that threads created by a rank belong to that rank.
+//   pthread_create     so that threads created by a rank belong to that rank;
+//   free, realloc, munmap, mremap, madvise
+//                      so that network registrations of memory going away are
+//                      invalidated (the registration cache must never hand out
+//                      a registration of pages a range no longer has).
 #include <dlfcn.h>
+#include <malloc.h>
 #include <pthread.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdarg>
 #include <cstdlib>
 
 #include "host.hpp"
+#include "ib/network.hpp"
 #include "runtime/log.hpp"
 #include "scheduler/scheduler.hpp"
 
@@ -83,6 +93,63 @@ __attribute__((visibility("default"))) int pthread_create(pthread_t* thread,
     int rc = real(thread, attr, thread_trampoline, start);
     if (rc != 0) delete start;
     return rc;
+}
+
+}  // extern "C"
+
+// ---- Memory hooks ----------------------------------------------------------------
+
+namespace {
+
+using FreeFn = void (*)(void*);
+using ReallocFn = void* (*)(void*, size_t);
+FreeFn g_real_free = nullptr;
+ReallocFn g_real_realloc = nullptr;
+
+// Resolved before main: dlsym may itself allocate and free, so the wrappers
+// must not depend on it once the program runs.
+__attribute__((constructor)) void resolve_allocator() {
+    g_real_free = reinterpret_cast<FreeFn>(dlsym(RTLD_NEXT, "free"));
+    g_real_realloc = reinterpret_cast<ReallocFn>(dlsym(RTLD_NEXT, "realloc"));
+}
+
+}  // namespace
+
+extern "C" {
+
+__attribute__((visibility("default"))) void free(void* p) {
+    if (!g_real_free) return;  // during dlsym's own start-up: a harmless leak
+    if (p) mpc::ib::memory_released(p, malloc_usable_size(p));
+    g_real_free(p);
+}
+
+__attribute__((visibility("default"))) void* realloc(void* p, size_t size) {
+    if (!g_real_realloc) return nullptr;
+    // The block may move: its registrations are stale either way.
+    if (p) mpc::ib::memory_released(p, malloc_usable_size(p));
+    return g_real_realloc(p, size);
+}
+
+__attribute__((visibility("default"))) int munmap(void* addr, size_t length) {
+    mpc::ib::memory_released(addr, length);
+    return static_cast<int>(syscall(SYS_munmap, addr, length));
+}
+
+__attribute__((visibility("default"))) void* mremap(void* old, size_t old_size, size_t new_size,
+                                                    int flags, ...) {
+    va_list ap;
+    va_start(ap, flags);
+    void* new_address = va_arg(ap, void*);
+    va_end(ap);
+    mpc::ib::memory_released(old, old_size);
+    long r = syscall(SYS_mremap, old, old_size, new_size, flags, new_address);
+    return r == -1 ? MAP_FAILED : reinterpret_cast<void*>(r);  // syscall() set errno
+}
+
+__attribute__((visibility("default"))) int madvise(void* addr, size_t length, int advice) {
+    if (advice == MADV_DONTNEED || advice == MADV_FREE || advice == MADV_REMOVE)
+        mpc::ib::memory_released(addr, length);
+    return static_cast<int>(syscall(SYS_madvise, addr, length, advice));
 }
 
 }  // extern "C"

@@ -29,6 +29,11 @@ struct MemoryRegion {
     void* addr = nullptr;
     size_t length = 0;
     uint64_t remote_key = 0;    // what a peer needs to write into this region
+    // The remote_addr a peer passes to post_write to reach `addr`: addr itself
+    // for providers addressing by virtual address (verbs), 0 for offset-based
+    // ones (libfabric providers without FI_MR_VIRT_ADDR, such as tcp).
+    // A peer writes to byte i of the region at remote_base + i.
+    uint64_t remote_base = 0;
     void* local_desc = nullptr; // descriptor for local access (fi_mr_desc, lkey)
     void* handle = nullptr;     // driver-private (fid_mr*, ibv_mr*)
 };
@@ -36,10 +41,22 @@ struct MemoryRegion {
 struct Completion {
     enum class Type : uint8_t {
         Send,         // a post_send finished: its buffer may be reused
-        Write,        // a post_write finished: the data is at the peer
+        Write,        // a post_write finished: its buffer may be reused. The
+                      // data may still be in flight; the peer learns of it by a
+                      // WriteImm or a later send on the same connection, which
+                      // both arrive after the data (ordered connections).
         Recv,         // a message landed in receive-pool buffer `buffer`
         WriteImm,     // a peer's post_write with immediate data landed here
     };
+    // WriteImm and the receive pool: the caller never reposts anything for a
+    // WriteImm. Where the transport consumes a pool buffer for it (verbs
+    // always, ofi when the provider asks for FI_RX_CQ_DATA; tcp does not), the
+    // driver reposts that buffer itself before returning the completion. The
+    // buffer is missing from the pool until the target polls the completion,
+    // so flow control counts a write with immediate as one receive credit of
+    // the target, given back once the WriteImm has been polled.
+    // Failed completions (ok == false) keep their type; a failed Recv names
+    // its buffer, which the caller reposts like any other.
     Type type = Type::Send;
     bool ok = true;             // false: the operation failed (see error)
     uint64_t context = 0;       // Send/Write: the context given when posting
@@ -80,9 +97,13 @@ public:
     virtual Status repost_recv(uint32_t index) = 0;
 
     // Sends len bytes from registered memory (desc from its region) to peer.
+    // len must not exceed recv_buffer_size (Error otherwise): every node
+    // process uses the same DriverConfig. Again: send_queue_depth operations
+    // are outstanding on this connection; poll_send_cq and retry.
     virtual Status post_send(int peer, const void* buf, size_t len, void* desc,
                              uint64_t context) = 0;
-    // Writes len bytes into peer's registered memory at remote_addr. With
+    // Writes len bytes into peer's registered memory at remote_addr (see
+    // MemoryRegion::remote_base), remote_key from the peer's region. With
     // has_imm, the peer gets a WriteImm completion carrying imm after the data.
     virtual Status post_write(int peer, const void* buf, size_t len, void* desc,
                               uint64_t remote_addr, uint64_t remote_key, bool has_imm,

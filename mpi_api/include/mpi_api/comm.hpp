@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 
 #include "mpi.h"
@@ -17,6 +18,7 @@
 namespace mpc::mpi {
 
 struct RankState;
+struct Topology;
 
 struct Comm {
     int handle = MPI_COMM_NULL;
@@ -30,6 +32,12 @@ struct Comm {
     std::string name;
     bool predefined = false;
     uint32_t coll_sequence = 0;  // collective operations started, for tag generation
+    std::map<int, void*> attributes;            // keyval -> value (attributes.cpp)
+    std::map<std::string, std::string> hints;   // set by MPI_Comm_set_info
+    std::shared_ptr<const Topology> topology;   // virtual topology, or null (topology.hpp)
+    // Intercommunicators: the local group as an intracommunicator, for the
+    // internal collectives of communicator construction (no handle).
+    std::unique_ptr<Comm> local_comm;
 
     bool is_inter() const { return remote_group != nullptr; }
     int remote_size() const { return remote_group ? remote_group->size : size; }
@@ -47,6 +55,9 @@ inline constexpr uint32_t kFirstFreeContext = 4;
 // The calling rank's communicator for handle, or nullptr when invalid or when
 // it belongs to another rank.
 Comm* comm_lookup(MPI_Comm handle);
+// The live communicator behind handle whoever owns it, for error messages
+// (ranks of a node process may share globals, hence handles).
+Comm* comm_lookup_any(MPI_Comm handle);
 // Sets up the predefined communicators of a rank.
 void comm_init_rank(RankState* rank);
 

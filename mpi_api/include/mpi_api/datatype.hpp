@@ -2,12 +2,44 @@
 //
 // A datatype describes where the bytes of one element lie relative to a buffer
 // address (its type map) plus its extent, so count elements follow each other at
-// extent strides. Data always moves as a stream of "packed" bytes: senders pack,
-// receivers unpack, and a copy between two typed buffers walks both type maps at
-// once, so non-contiguous data is copied once, never twice. Contiguous types take
-// a memcpy fast path everywhere.
+// extent strides. Data always moves as a stream of "packed" bytes (the data of
+// the type map in order, native representation): senders pack, receivers
+// unpack, and a copy between two typed buffers walks both type maps at once, so
+// non-contiguous data is copied once, never twice. Contiguous types take a
+// memcpy fast path everywhere. Any byte range of the stream can be packed or
+// unpacked on its own (fragments of a message).
+//
+// Representation. The type map is never flattened into a list of pieces: a
+// derived type keeps a compact tree (a Layout, src/core/datatype_layout.hpp)
+// whose nodes are "count blocks at a regular stride" (vector), "runs at listed
+// displacements" (indexed of contiguous data) or "listed blocks of sub-layouts"
+// (struct), with contiguous runs (Bytes) at the leaves. Constructors normalise
+// as they build (contiguous children become runs, adjacent blocks merge, evenly
+// spaced blocks become vectors) but never expand a regular node. So memory is
+// O(number of arguments the user passed), a vector of 1e6 blocks is one node,
+// and nesting multiplies nothing. The pack cursor walks the tree lazily with a
+// stack of frames (depth = nesting depth) and jumps to any packed offset in
+// O(depth * log(blocks)). Uniform runs (a vector of contiguous blocks) are
+// copied by a tight strided loop. Costs: an indexed/struct type stores its
+// arguments twice (layout arrays, plus the contents record that
+// MPI_Type_get_contents must return); walking costs a few branches per run.
+//
+// Bounds follow MPI 3.1 section 4.1.6 literally: lb/ub come from the data of
+// the type map unless explicit markers (MPI_Type_create_resized, sticky
+// through later constructors) say otherwise, and without a ub marker the
+// extent is padded to the largest alignment of the basic entries (epsilon),
+// for every constructor, not only structs.
+//
+// Lifetime. A datatype is reference counted: its handle holds one reference,
+// every derived type built on it one, and a pending nonblocking operation one
+// (Request::held_type). MPI_Type_free drops the handle's reference and makes
+// the handle invalid at once; the object lives until the last reference goes.
+//
+// This room must never call the network or block: these are pure functions of
+// memory, safe to call from any rank's thread at any time.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -19,49 +51,131 @@
 namespace mpc::mpi {
 
 // Reduction category of a predefined type (MPI 3.1 section 5.9.2).
-enum class TypeCategory : uint8_t { CInt, FInt, Float, Logical, Complex, Byte, Pair, None, Derived };
+enum class TypeCategory : uint8_t {
+    CInt,
+    FInt,
+    Float,
+    Logical,
+    Complex,
+    Byte,
+    Pair,
+    None,
+    Derived
+};
 
-// One contiguous piece of a type map: `length` bytes at `offset` from the
-// element's address.
-struct Segment {
-    MPI_Aint offset;
-    size_t length;
+struct Layout;  // the compact type map tree (src/core/datatype_layout.hpp)
+
+// Bounds bookkeeping of a type map, as MPI 3.1 section 4.1.6 defines them:
+// the data bounds, the explicit (sticky) lb/ub markers set by
+// MPI_Type_create_resized, and the largest alignment of a basic entry, which
+// pads the extent when no ub marker is present (the "epsilon" rule).
+struct TypeBounds {
+    MPI_Aint data_lb = 0, data_ub = 0;  // valid when the type has data
+    MPI_Aint lb_mark = 0, ub_mark = 0;
+    bool has_lb_mark = false, has_ub_mark = false;
+    MPI_Aint align = 1;
+};
+
+// The memory side of a type: what constructors combine and the cursor walks.
+struct Shape {
+    std::shared_ptr<const Layout> layout;  // null when the type has no data
+    MPI_Aint layout_disp = 0;              // layout origin relative to the element's
+    size_t size = 0;                       // data bytes of one element
+    TypeBounds bounds;
+    MPI_Aint lb = 0, extent = 0;  // derived from bounds (markers, epsilon)
+};
+
+struct Datatype;
+
+// One part of a type's signature: `count` consecutive copies of `type`.
+struct SigPart {
+    const Datatype* type;
+    size_t count;
 };
 
 struct Datatype {
     int handle = MPI_DATATYPE_NULL;
-    size_t size = 0;          // bytes of data in one element
-    MPI_Aint lb = 0;          // lower bound
-    MPI_Aint extent = 0;      // ub - lb
-    MPI_Aint true_lb = 0;     // lowest byte actually touched
-    MPI_Aint true_extent = 0; // span of bytes actually touched
-    bool contiguous = true;   // count elements are size*count bytes at buf+true_lb
+    size_t size = 0;           // bytes of data in one element
+    MPI_Aint lb = 0;           // lower bound
+    MPI_Aint extent = 0;       // ub - lb
+    MPI_Aint true_lb = 0;      // lowest byte actually touched
+    MPI_Aint true_extent = 0;  // span of bytes actually touched
+    bool contiguous = true;    // count elements are size*count bytes at buf+true_lb
     bool predefined = false;
     bool committed = false;
     TypeCategory category = TypeCategory::None;
-    int basic = MPI_DATATYPE_NULL;  // the predefined type all data is made of, or NULL if mixed
-    size_t basic_count = 0;         // number of basic elements per element (0 if mixed)
+    // The predefined type all data is made of (pair types count as one unit),
+    // or NULL if mixed; basic_count of them per element. Used by reductions.
+    int basic = MPI_DATATYPE_NULL;
+    size_t basic_count = 0;
     std::string name;
-    // The flattened type map of one element, merged where adjacent. For a
-    // contiguous type a single segment. Filled at creation.
-    std::vector<Segment> segments;
-    std::vector<size_t> segment_start;  // packed offset of each segment (prefix sums)
-    // Envelope / contents for MPI_Type_get_envelope / get_contents.
+
+    Shape shape;
+    // Signature: the element's basic entries in type-map order. Primitive
+    // predefined types have none; pair types list their two components.
+    std::vector<SigPart> signature;
+    uint64_t elements = 0;     // basic entries per element (MPI_Get_elements)
+    size_t external_size = 0;  // bytes of one element in "external32"
+
+    // Envelope / contents for MPI_Type_get_envelope / get_contents. children
+    // are the datatypes passed to the constructor, each holding a reference.
     int combiner = MPI_COMBINER_NAMED;
     std::vector<int> ints;
     std::vector<MPI_Aint> aints;
-    std::vector<int> types;
-    int refcount = 1;  // handle + users (derived types keep their parts alive)
+    std::vector<Datatype*> children;
+
+    std::atomic<int> refs{0};
+    std::atomic<bool> freed{false};  // handle released by MPI_Type_free
 };
 
-// Recomputes segment_start, size and the contiguity flag from segments.
-void finish_layout(Datatype& t);
-
-// Looks up a live datatype (predefined or derived); nullptr if invalid.
+// Looks up a live datatype (predefined or derived); nullptr if invalid or freed.
 Datatype* datatype_lookup(MPI_Datatype handle);
-// Sets up the predefined datatypes. Called once per process.
+// Sets up the predefined datatypes. Called once per process (idempotent).
 void datatype_init_predefined();
 
+// References. retain returns t; both are no-ops on predefined types.
+Datatype* datatype_retain(Datatype* t);
+void datatype_release(Datatype* t);
+
+// ---- Constructors (MPI 3.1 section 4.1) ------------------------------------
+// Each validates its arguments (MPI error code on failure), creates an
+// uncommitted derived type holding references on its components, and returns
+// it in *out with one reference (its handle's).
+int type_contiguous(int count, Datatype* old, Datatype** out);
+int type_vector(int count, int blocklength, int stride, Datatype* old, Datatype** out);
+int type_hvector(int count, int blocklength, MPI_Aint stride, Datatype* old, Datatype** out);
+int type_indexed(int count, const int* blocklengths, const int* displs, Datatype* old,
+                 Datatype** out);
+int type_hindexed(int count, const int* blocklengths, const MPI_Aint* displs, Datatype* old,
+                  Datatype** out);
+int type_indexed_block(int count, int blocklength, const int* displs, Datatype* old,
+                       Datatype** out);
+int type_hindexed_block(int count, int blocklength, const MPI_Aint* displs, Datatype* old,
+                        Datatype** out);
+int type_struct(int count, const int* blocklengths, const MPI_Aint* displs, Datatype* const* types,
+                Datatype** out);
+int type_resized(Datatype* old, MPI_Aint lb, MPI_Aint extent, Datatype** out);
+int type_subarray(int ndims, const int* sizes, const int* subsizes, const int* starts, int order,
+                  Datatype* old, Datatype** out);
+int type_darray(int size, int rank, int ndims, const int* gsizes, const int* distribs,
+                const int* dargs, const int* psizes, int order, Datatype* old, Datatype** out);
+int type_dup(Datatype* old, Datatype** out);
+// MPI_Type_free: invalidates the handle and drops its reference.
+int type_free(Datatype* t);
+// A new handle for a component type returned by MPI_Type_get_contents: the
+// predefined type itself, or a fresh copy of a derived one (same envelope,
+// contents and layout) that the caller owns.
+Datatype* type_contents_copy(Datatype* t);
+
+// ---- Signature queries ---------------------------------------------------
+// Basic elements in the first `bytes` packed bytes of a stream of this type
+// (any number of elements, the last one possibly partial); MPI_UNDEFINED when
+// bytes ends inside a basic element.
+MPI_Count type_elements_in(const Datatype& t, MPI_Count bytes);
+// Packed bytes holding the first `elements` basic elements; -1 if impossible.
+MPI_Count type_bytes_for_elements(const Datatype& t, MPI_Count elements);
+
+// ---- Data movement --------------------------------------------------------
 // Packs the byte range [offset, offset+len) of the packed stream of
 // (buf, count, type) into out. len must not exceed size*count - offset.
 void pack(const void* buf, size_t count, const Datatype& type, size_t offset, void* out,
@@ -71,7 +185,13 @@ void unpack(void* buf, size_t count, const Datatype& type, size_t offset, const 
             size_t len);
 // Copies the first `bytes` packed bytes of (sbuf, scount, stype) into (rbuf, rcount,
 // rtype) with a single copy of each byte.
-void typed_copy(const void* sbuf, size_t scount, const Datatype& stype, void* rbuf,
-                size_t rcount, const Datatype& rtype, size_t bytes);
+void typed_copy(const void* sbuf, size_t scount, const Datatype& stype, void* rbuf, size_t rcount,
+                const Datatype& rtype, size_t bytes);
+
+// "external32" (MPI 3.1 section 13.5.2): big-endian, the standard's sizes.
+// Convert count elements; MPI_ERR_CONVERSION when a value does not fit its
+// external size (a long beyond 32 bits, a wide character beyond 16 bits).
+int pack_external32(const void* buf, size_t count, const Datatype& type, void* out);
+int unpack_external32(const void* in, void* buf, size_t count, const Datatype& type);
 
 }  // namespace mpc::mpi

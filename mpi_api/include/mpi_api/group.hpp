@@ -1,4 +1,7 @@
 // mpi_api/group: process groups as ordered lists of world ranks.
+//
+// Group data is immutable and shared (communicators and group handles point at
+// the same data); every operation builds a new one.
 #pragma once
 
 #include <memory>
@@ -28,6 +31,22 @@ struct Group {
     GroupRef data;
     bool predefined = false;
 };
+
+// A group of these world ranks, stored compactly when they are consecutive.
+GroupRef group_from_world_ranks(std::vector<int> world_ranks);
+
+// Group operations of MPI 3.1 section 6.3 on group data. Those that can fail
+// return MPI_SUCCESS or a detailed error code (MPI_ERR_RANK for a rank outside
+// the group or repeated, MPI_ERR_ARG for a negative count or a bad range).
+int group_translate(const GroupData& a, int n, const int* ranks, const GroupData& b, int* out);
+int group_compare(const GroupData& a, const GroupData& b);  // IDENT, SIMILAR or UNEQUAL
+GroupRef group_union(const GroupData& a, const GroupData& b);
+GroupRef group_intersection(const GroupData& a, const GroupData& b);
+GroupRef group_difference(const GroupData& a, const GroupData& b);
+int group_incl(const GroupData& g, int n, const int* ranks, GroupRef* out);
+int group_excl(const GroupData& g, int n, const int* ranks, GroupRef* out);
+int group_range_incl(const GroupData& g, int n, const int (*ranges)[3], GroupRef* out);
+int group_range_excl(const GroupData& g, int n, const int (*ranges)[3], GroupRef* out);
 
 Group* group_lookup(MPI_Group handle);
 // Wraps data in a new group handle.

@@ -23,8 +23,9 @@ void op_free(MPI_Op handle);
 
 // MPI_SUCCESS, or a detailed MPI_ERR_OP when op is not defined on type.
 int op_check(const Op& op, const Datatype& type);
-// inout[i] = in[i] op inout[i] for count elements of type (contiguous buffers,
-// laid out as `type` describes). op_check must have passed.
+// inout[i] = in[i] op inout[i] for count elements of type. Predefined ops take
+// packed streams (datatype.hpp: the data of the type map, no holes); user ops
+// get the buffers as they are. op_check must have passed.
 void op_apply(const Op& op, const void* in, void* inout, size_t count, const Datatype& type);
 
 }  // namespace mpc::mpi

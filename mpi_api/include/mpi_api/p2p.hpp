@@ -60,6 +60,11 @@ void coll_send(Comm* c, const void* buf, int count, Datatype* type, int dest, in
 void coll_recv(Comm* c, void* buf, int count, Datatype* type, int source, int tag);
 void coll_sendrecv(Comm* c, const void* sbuf, int scount, Datatype* stype, int dest, void* rbuf,
                    int rcount, Datatype* rtype, int source, int tag);
+// Nonblocking forms: start r (a caller-owned request) and wait_complete(r) later.
+void coll_start_send(Request* r, Comm* c, const void* buf, int count, Datatype* type, int dest,
+                     int tag);
+void coll_start_recv(Request* r, Comm* c, void* buf, int count, Datatype* type, int source,
+                     int tag);
 
 // The remote transport, installed by the network layer at start-up.
 struct RemoteTransport {

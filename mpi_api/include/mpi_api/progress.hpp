@@ -17,6 +17,19 @@ namespace mpc::mpi {
 // How long a waiting rank polls before it parks (MPC_WAIT_SPIN, default 50us).
 extern int64_t g_wait_spin_ns;
 
+// The calling rank's doorbell (see RankState::doorbell).
+void arm_doorbell(sched::Waiter* w);
+void disarm_doorbell(sched::Waiter* w);
+
+// What a test (MPI_Test*, MPI_Iprobe, ...) that found nothing done does before
+// it looks again: lets the other tasks of the caller's VP run, since the rank it
+// waits for may be one of them (a rank spinning on MPI_Test would otherwise
+// starve the ranks sharing its VP forever), or polls when none is runnable.
+inline void progress_for_test() {
+    if (sched::others_runnable()) sched::yield();
+    else sched::poll();
+}
+
 // Waits until done(). arm(w) must arrange for w->unpark() to be called after
 // done() becomes true; disarm(w) undoes it. Both may be called several times.
 template <class Done, class Arm, class Disarm>
@@ -34,7 +47,9 @@ void block_until(Done&& done, Arm&& arm, Disarm&& disarm) {
         }
         sched::Waiter* w = sched::current_waiter();
         arm(w);
+        arm_doorbell(w);
         if (!done()) sched::park();
+        disarm_doorbell(w);
         disarm(w);
         if (done()) return;
     }

@@ -12,13 +12,17 @@
 #include <vector>
 
 #include "mpi_api/comm.hpp"
+#include "mpi_api/context_id.hpp"
 #include "mpi_api/match.hpp"
+#include "runtime/sync.hpp"
 #include "scheduler/scheduler.hpp"
 
 namespace mpc::mpi {
 
 struct BsendBuffer;
+struct ProbeWaiter;
 struct FnStats;
+class Progressable;
 
 struct RankState {
     int world_rank = 0;
@@ -26,9 +30,20 @@ struct RankState {
     int vp = 0;
 
     MatchQueues match;
-    // A thread of this rank blocked in MPI_Probe/Mprobe: unparked when an
-    // unexpected message arrives.
-    std::atomic<sched::Waiter*> probe_waiter{nullptr};
+    // Threads of this rank blocked in MPI_Probe/Mprobe (several with
+    // MPI_THREAD_MULTIPLE), unparked when an unexpected message arrives. The
+    // list is guarded by match.lock; prober_count lets senders skip the lock
+    // when nobody probes.
+    ProbeWaiter* probers = nullptr;
+    std::atomic<int> prober_count{0};
+    // A thread of this rank parked inside MPI: woken when network work
+    // arrives in the rank's pending list (in wait mode only it may process it).
+    std::atomic<sched::Waiter*> doorbell{nullptr};
+
+    // Operations in progress (collective schedules), see progress_engine.hpp.
+    runtime::SpinLock progress_lock;
+    std::vector<Progressable*> in_progress;
+    std::atomic<bool> progress_pending{false};
 
     enum Phase : int { NotInitialized = 0, Initialized = 1, Finalized = 2 };
     std::atomic<int> phase{NotInitialized};
@@ -37,6 +52,7 @@ struct RankState {
 
     Comm world;
     Comm self;
+    ContextIds contexts;  // context id pairs in use (context_id.hpp)
     BsendBuffer* bsend = nullptr;
     int exit_status = 0;
 

@@ -51,6 +51,9 @@ struct Request {
     void* buf = nullptr;
     int count = 0;
     Datatype* type = nullptr;
+    // A reference on a derived `type` (datatype_retain), dropped by request_release,
+    // so that MPI_Type_free during the operation is harmless.
+    Datatype* held_type = nullptr;
     int peer = 0;  // destination (send) or source (recv), rank in comm
     int tag = 0;
     uint32_t context = 0;
@@ -58,6 +61,11 @@ struct Request {
     Request* prev = nullptr;
     void* bsend_block = nullptr;    // buffered send: its block in the attached buffer
     Incoming* message = nullptr;    // Imrecv: the matched message
+    // Internal request of an operation in progress: its owner is told at
+    // completion (progress_engine.hpp).
+    RankState* notify = nullptr;
+    // Collective requests: the operation, deleted with the request.
+    class Progressable* operation = nullptr;
 
     // Generalized requests.
     MPI_Grequest_query_function* query_fn = nullptr;

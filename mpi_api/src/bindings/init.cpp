@@ -5,6 +5,7 @@
 
 #include "collectives/collectives.hpp"
 #include "mpi_api/api.hpp"
+#include "mpi_api/attributes.hpp"
 #include "mpi_api/process.hpp"
 #include "mpi_api/progress.hpp"
 #include "runtime/log.hpp"
@@ -87,6 +88,9 @@ int PMPI_Finalized(int* flag) {
 
 int PMPI_Finalize(void) {
     MPC_ENTER_ACTIVE(Finalize);
+    // MPI 3.1 section 8.7.1: MPI_COMM_SELF's attributes are deleted first, so
+    // that libraries can hook their own finalization on them.
+    if (int e = comm_attrs_delete_all(&me->self)) return raise(&me->world, e);
     // Every rank reaches this point before any leaves MPI: no message can still
     // be on its way to a finalized rank.
     mpc::coll::barrier(&me->world);

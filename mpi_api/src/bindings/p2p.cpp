@@ -33,6 +33,7 @@ int nonblocking(RankState* me, Request::Kind kind, const void* buf, int count,
     r->buf = probe.buf;
     r->count = probe.count;
     r->type = probe.type;
+    r->held_type = datatype_retain(probe.type);
     r->peer = probe.peer;
     r->tag = probe.tag;
     r->context = probe.context;

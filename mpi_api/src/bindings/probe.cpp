@@ -1,6 +1,7 @@
 // Probing and matched receives (Probe, Iprobe, Mprobe, Improbe, Mrecv, Imrecv).
 #include "mpi_api/handles.hpp"
 #include "mpi_api/p2p.hpp"
+#include "mpi_api/progress.hpp"
 #include "requests.hpp"
 
 using namespace mpc::mpi;
@@ -19,6 +20,7 @@ HandlePool<MessageSlot, HandleKind::Message>& messages() {
 
 int check_probe(RankState* me, int source, int tag, MPI_Comm comm, Comm** c) {
     (void)me;
+    *c = nullptr;  // an invalid comm is raised on MPI_COMM_WORLD
     if (int e = check_comm(comm, c)) return e;
     if (int e = check_recv_rank(*c, source)) return e;
     return check_tag(tag, true);
@@ -96,7 +98,7 @@ int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* statu
     }
     *flag = p2p_probe(me, c->context, source, tag, status, nullptr);
     if (!*flag) {
-        mpc::sched::poll();
+        progress_for_test();
         *flag = p2p_probe(me, c->context, source, tag, status, nullptr);
     }
     return MPI_SUCCESS;
@@ -133,7 +135,7 @@ int PMPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* mes
     Incoming* m = nullptr;
     *flag = p2p_probe(me, c->context, source, tag, status, &m);
     if (!*flag) {
-        mpc::sched::poll();
+        progress_for_test();
         *flag = p2p_probe(me, c->context, source, tag, status, &m);
     }
     if (*flag) *message = wrap(me, m);
@@ -169,6 +171,7 @@ int PMPI_Imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* messag
     r->buf = tmp.buf;
     r->count = tmp.count;
     r->type = tmp.type;
+    r->held_type = datatype_retain(tmp.type);
     r->active = true;
     *request = r->handle;
     if (!m) {

@@ -12,24 +12,18 @@ int elements_of(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* out,
         return make_error(MPI_ERR_ARG, "status is NULL or MPI_STATUS_IGNORE");
     Datatype* t;
     if (int e = check_type(datatype, &t)) return e;
-    MPI_Count bytes = status->mpc_count;
+    const MPI_Count bytes = status->mpc_count;
     if (t->size == 0) {
         *out = bytes == 0 ? 0 : MPI_UNDEFINED;
         return MPI_SUCCESS;
     }
-    const MPI_Count size = static_cast<MPI_Count>(t->size);
     if (whole) {
+        const MPI_Count size = static_cast<MPI_Count>(t->size);
         *out = bytes % size ? MPI_UNDEFINED : bytes / size;
         return MPI_SUCCESS;
     }
-    // Basic elements: whole elements times their basic count, plus the basic
-    // elements of a trailing partial element when the type is homogeneous.
-    if (t->basic == MPI_DATATYPE_NULL || t->basic_count == 0) {
-        *out = bytes % size ? MPI_UNDEFINED : bytes / size;
-        return MPI_SUCCESS;
-    }
-    const MPI_Count basic_size = size / static_cast<MPI_Count>(t->basic_count);
-    *out = bytes % basic_size ? MPI_UNDEFINED : bytes / basic_size;
+    // Basic elements, including those of a trailing partial element.
+    *out = type_elements_in(*t, bytes);
     return MPI_SUCCESS;
 }
 
@@ -45,7 +39,7 @@ extern "C" {
 int PMPI_Get_count(const MPI_Status* status, MPI_Datatype datatype, int* count) {
     MPC_ENTER_ACTIVE(Get_count);
     if (!count) return raise(nullptr, make_error(MPI_ERR_ARG, "count is NULL"));
-    MPI_Count n;
+    MPI_Count n = 0;
     if (int e = elements_of(status, datatype, &n, true)) return raise(nullptr, e);
     *count = clamp_int(n);
     return MPI_SUCCESS;
@@ -54,7 +48,7 @@ int PMPI_Get_count(const MPI_Status* status, MPI_Datatype datatype, int* count) 
 int PMPI_Get_elements(const MPI_Status* status, MPI_Datatype datatype, int* count) {
     MPC_ENTER_ACTIVE(Get_elements);
     if (!count) return raise(nullptr, make_error(MPI_ERR_ARG, "count is NULL"));
-    MPI_Count n;
+    MPI_Count n = 0;
     if (int e = elements_of(status, datatype, &n, false)) return raise(nullptr, e);
     *count = clamp_int(n);
     return MPI_SUCCESS;
@@ -78,10 +72,12 @@ int PMPI_Status_set_elements_x(MPI_Status* status, MPI_Datatype datatype, MPI_Co
     if (count < 0) return raise(nullptr, make_error(MPI_ERR_COUNT, "negative count"));
     Datatype* t;
     if (int e = check_type(datatype, &t)) return raise(nullptr, e);
-    MPI_Count unit = static_cast<MPI_Count>(t->size);
-    if (t->basic != MPI_DATATYPE_NULL && t->basic_count > 0)
-        unit /= static_cast<MPI_Count>(t->basic_count);
-    status->mpc_count = count * unit;
+    const MPI_Count bytes = type_bytes_for_elements(*t, count);
+    if (bytes < 0)
+        return raise(nullptr,
+                     make_error(MPI_ERR_COUNT, "%lld basic elements of a datatype without data",
+                                static_cast<long long>(count)));
+    status->mpc_count = bytes;
     return MPI_SUCCESS;
 }
 

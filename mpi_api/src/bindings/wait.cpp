@@ -114,7 +114,7 @@ int PMPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
         set_empty_status(status);
         return MPI_SUCCESS;
     }
-    if (!r->is_complete()) mpc::sched::poll();
+    if (!r->is_complete()) progress_for_test();
     *flag = r->is_complete();
     if (!*flag) return MPI_SUCCESS;
     Comm* c = r->comm;
@@ -143,7 +143,7 @@ int PMPI_Testall(int count, MPI_Request array_of_requests[], int* flag,
             if (r && !r->is_complete()) return false;
         return true;
     };
-    if (!all_done()) mpc::sched::poll();
+    if (!all_done()) progress_for_test();
     *flag = all_done();
     if (!*flag) return MPI_SUCCESS;
     return finish_all(count, array_of_requests, rs, array_of_statuses);
@@ -189,7 +189,9 @@ int PMPI_Testany(int count, MPI_Request array_of_requests[], int* index, int* fl
         set_empty_status(status);
         return MPI_SUCCESS;
     }
-    mpc::sched::poll();
+    bool any_done = false;
+    for (Request* r : rs) any_done = any_done || (r && r->is_complete());
+    if (!any_done) progress_for_test();
     for (int i = 0; i < count; ++i) {
         Request* r = rs[static_cast<size_t>(i)];
         if (r && r->is_complete()) {
@@ -217,8 +219,13 @@ static int some(int incount, MPI_Request* reqs, int* outcount, int* indices,
         *outcount = MPI_UNDEFINED;
         return MPI_SUCCESS;
     }
-    if (block) wait_any_of(rs);
-    else mpc::sched::poll();
+    if (block) {
+        wait_any_of(rs);
+    } else {
+        bool any_done = false;
+        for (Request* r : rs) any_done = any_done || (r && r->is_complete());
+        if (!any_done) progress_for_test();
+    }
     int n = 0;
     bool failed = false;
     Comm* comm = nullptr;
@@ -272,7 +279,7 @@ int PMPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) 
         set_empty_status(status);
         return MPI_SUCCESS;
     }
-    if (!r->is_complete()) mpc::sched::poll();
+    if (!r->is_complete()) progress_for_test();
     *flag = r->is_complete();
     if (*flag && !ignore(status)) *status = r->status;
     return MPI_SUCCESS;

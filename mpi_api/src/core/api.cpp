@@ -47,6 +47,12 @@ int check_comm(MPI_Comm handle, Comm** out) {
     Comm* c = comm_lookup(handle);
     if (!c) {
         if (handle == MPI_COMM_NULL) return make_error(MPI_ERR_COMM, "MPI_COMM_NULL passed");
+        if (Comm* other = comm_lookup_any(handle); other && other->owner)
+            return make_error(MPI_ERR_COMM,
+                              "communicator 0x%x belongs to MPI_COMM_WORLD rank %d, not to the "
+                              "calling rank (ranks of a node process share global variables: "
+                              "keep communicator handles per rank)",
+                              handle, other->owner->world_rank);
         return make_error(MPI_ERR_COMM, "0x%x is not a valid communicator of this rank", handle);
     }
     *out = c;

@@ -1,16 +1,48 @@
 #include "mpi_api/comm.hpp"
 
+#include "mpi_api/comm_ops.hpp"
 #include "mpi_api/handles.hpp"
 #include "mpi_api/rank.hpp"
 
 namespace mpc::mpi {
+namespace {
+
+// Derived communicators of every rank; indices 1 and 2 are the predefined
+// handles, which resolve to the caller's own objects instead.
+HandlePool<Comm, HandleKind::Comm>& pool() {
+    static HandlePool<Comm, HandleKind::Comm> p(3);
+    return p;
+}
+
+}  // namespace
 
 Comm* comm_lookup(MPI_Comm handle) {
     RankState* me = current_rank();
     if (!me) return nullptr;
     if (handle == MPI_COMM_WORLD) return &me->world;
     if (handle == MPI_COMM_SELF) return &me->self;
-    return nullptr;  // derived communicators: see the collectives issue
+    Comm* c = pool().lookup(handle);
+    return c && c->owner == me ? c : nullptr;
+}
+
+Comm* comm_lookup_any(MPI_Comm handle) {
+    if (handle == MPI_COMM_WORLD || handle == MPI_COMM_SELF) return comm_lookup(handle);
+    return pool().lookup(handle);
+}
+
+Comm* comm_allocate(RankState* owner) {
+    int h;
+    Comm* c = pool().allocate(&h);
+    *c = Comm{};
+    c->handle = h;
+    c->owner = owner;
+    return c;
+}
+
+void comm_release(Comm* c) {
+    const int h = c->handle;
+    *c = Comm{};  // frees groups, attributes, topology now
+    pool().release(h);
 }
 
 void comm_init_rank(RankState* rank) {

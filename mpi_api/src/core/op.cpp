@@ -47,15 +47,28 @@ struct Band { template <class T> T operator()(T a, T b) const { return static_ca
 struct Bor { template <class T> T operator()(T a, T b) const { return static_cast<T>(a | b); } };
 struct Bxor { template <class T> T operator()(T a, T b) const { return static_cast<T>(a ^ b); } };
 
+// Pairs arrive packed: value then index with no padding (a pair type's data
+// is smaller than its extent, e.g. MPI_DOUBLE_INT: 12 bytes, extent 16).
 template <class P, bool IsMax>
 Kernel make_loc_kernel() {
     return [](const void* in, void* inout, size_t n) {
-        const P* a = static_cast<const P*>(in);
-        P* b = static_cast<P*>(inout);
-        for (size_t i = 0; i < n; ++i) {
-            bool better = IsMax ? a[i].v > b[i].v : a[i].v < b[i].v;
-            if (better) b[i] = a[i];
-            else if (a[i].v == b[i].v && a[i].i < b[i].i) b[i].i = a[i].i;
+        using V = decltype(P::v);
+        using I = decltype(P::i);
+        constexpr size_t kStride = sizeof(V) + sizeof(I);
+        const char* a = static_cast<const char*>(in);
+        char* b = static_cast<char*>(inout);
+        for (size_t k = 0; k < n; ++k, a += kStride, b += kStride) {
+            V av, bv;
+            I ai, bi;
+            memcpy(&av, a, sizeof(V));
+            memcpy(&ai, a + sizeof(V), sizeof(I));
+            memcpy(&bv, b, sizeof(V));
+            memcpy(&bi, b + sizeof(V), sizeof(I));
+            bool better = IsMax ? av > bv : av < bv;
+            if (better || (av == bv && ai < bi)) {
+                if (better) memcpy(b, &av, sizeof(V));
+                memcpy(b + sizeof(V), &ai, sizeof(I));
+            }
         }
     };
 }

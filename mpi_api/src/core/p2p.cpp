@@ -136,8 +136,21 @@ void finish_receive(Request* r, int source, int tag, size_t bytes, size_t copied
 
 void enqueue_unexpected(RankState* dest, Incoming* m) { dest->match.add_unexpected(m); }
 
+// A thread blocked in MPI_Probe: a node of its rank's list of probers, on the
+// prober's stack.
+struct ProbeWaiter {
+    sched::Waiter* waiter = nullptr;
+    ProbeWaiter* next = nullptr;
+    bool listed = false;
+};
+
 void wake_prober(RankState* dest) {
-    if (sched::Waiter* w = dest->probe_waiter.load(std::memory_order_seq_cst)) w->unpark();
+    // A prober lists itself before it looks at the queue, and we enqueued before
+    // this load: either it sees the message or we see it (both under the lock).
+    if (dest->prober_count.load(std::memory_order_seq_cst) == 0) return;
+    dest->match.lock.lock();
+    for (ProbeWaiter* p = dest->probers; p; p = p->next) p->waiter->unpark();
+    dest->match.lock.unlock();
 }
 
 void set_remote_transport(const RemoteTransport* transport) { g_remote = transport; }
@@ -198,16 +211,45 @@ bool p2p_probe(RankState* me, uint32_t context, int source, int tag, MPI_Status*
     return m != nullptr;
 }
 
+namespace {
+
+void list_prober(RankState* me, ProbeWaiter* p, sched::Waiter* w) {
+    me->match.lock.lock();
+    if (!p->listed) {
+        p->waiter = w;
+        p->next = me->probers;
+        me->probers = p;
+        p->listed = true;
+        me->prober_count.fetch_add(1, std::memory_order_seq_cst);
+    }
+    me->match.lock.unlock();
+}
+
+void unlist_prober(RankState* me, ProbeWaiter* p) {
+    me->match.lock.lock();
+    if (p->listed) {
+        ProbeWaiter** link = &me->probers;
+        while (*link != p) link = &(*link)->next;
+        *link = p->next;
+        p->listed = false;
+        me->prober_count.fetch_sub(1, std::memory_order_relaxed);
+    }
+    me->match.lock.unlock();
+}
+
+}  // namespace
+
 void p2p_probe_wait(RankState* me, uint32_t context, int source, int tag, MPI_Status* status,
                     Incoming** taken) {
     bool found = false;
+    ProbeWaiter self;
     block_until(
         [&] {
             found = found || p2p_probe(me, context, source, tag, status, taken);
             return found;
         },
-        [&](sched::Waiter* w) { me->probe_waiter.store(w, std::memory_order_seq_cst); },
-        [&](sched::Waiter*) { me->probe_waiter.store(nullptr, std::memory_order_relaxed); });
+        [&](sched::Waiter* w) { list_prober(me, &self, w); },
+        [&](sched::Waiter*) { unlist_prober(me, &self); });
 }
 
 void p2p_receive_taken(Incoming* m, Request* r) { m->ops->deliver(m, r); }
@@ -252,6 +294,18 @@ void coll_sendrecv(Comm* c, const void* sbuf, int scount, Datatype* stype, int d
     p2p_start_send(&sr);
     wait_complete(&sr);
     wait_complete(&rr);
+}
+
+void coll_start_send(Request* r, Comm* c, const void* buf, int count, Datatype* type, int dest,
+                     int tag) {
+    init_internal(*r, c, buf, count, type, dest, tag, Request::Kind::Send);
+    p2p_start_send(r);
+}
+
+void coll_start_recv(Request* r, Comm* c, void* buf, int count, Datatype* type, int source,
+                     int tag) {
+    init_internal(*r, c, buf, count, type, source, tag, Request::Kind::Recv);
+    p2p_start_recv(r);
 }
 
 }  // namespace mpc::mpi

@@ -6,6 +6,7 @@
 #include "mpi_api/op.hpp"
 #include "mpi_api/p2p.hpp"
 #include "mpi_api/progress.hpp"
+#include "mpi_api/progress_engine.hpp"
 #include "mpi_api/rank.hpp"
 #include "runtime/env.hpp"
 #include "runtime/log.hpp"
@@ -23,6 +24,11 @@ void process_setup(const JobLayout& layout) {
         runtime::env::get_seconds("MPC_WAIT_SPIN", static_cast<double>(g_wait_spin_ns) * 1e-9) *
         1e9);
     g_stats_enabled = runtime::env::get_bool("MPC_STATS", false);
+    set_poll_mode(static_cast<PollMode>(runtime::env::get_choice(
+        "MPC_PROGRESS", static_cast<int>(PollMode::Collaborative),
+        {{"wait", static_cast<int>(PollMode::Wait)},
+         {"collaborative", static_cast<int>(PollMode::Collaborative)},
+         {"thread", static_cast<int>(PollMode::Thread)}})));
     datatype_init_predefined();
     op_init_predefined();
     group_init_predefined();

@@ -1,7 +1,10 @@
 #include "mpi_api/request.hpp"
 
+#include "mpi_api/datatype.hpp"
 #include "mpi_api/handles.hpp"
 #include "mpi_api/progress.hpp"
+#include "mpi_api/progress_engine.hpp"
+#include "mpi_api/rank.hpp"
 
 namespace mpc::mpi {
 
@@ -40,6 +43,9 @@ void Request::reset() {
     free_fn = nullptr;
     cancel_fn = nullptr;
     extra_state = nullptr;
+    held_type = nullptr;
+    notify = nullptr;
+    operation = nullptr;
 }
 
 bool Request::arm(sched::Waiter* w) {
@@ -66,7 +72,9 @@ bool Request::mark_user_freed() {
 }
 
 void complete(Request* r) {
+    RankState* notify = r->notify;  // read first: r may be gone after the exchange
     uintptr_t prev = r->state.exchange(Request::kComplete, std::memory_order_seq_cst);
+    if (notify) progress_notify(notify);
     // From here on r may be gone (a stack request whose owner saw completion).
     if (prev == Request::kUserFreed) {
         request_release(r);  // pool requests only: nobody will ever wait on it
@@ -107,7 +115,22 @@ void request_release(Request* r) {
     if (r->handle == MPI_REQUEST_NULL) return;  // a stack request
     int h = r->handle;
     r->handle = MPI_REQUEST_NULL;
+    datatype_release(r->held_type);
+    r->held_type = nullptr;
+    delete r->operation;
+    r->operation = nullptr;
     pool().release(h);
+}
+
+void arm_doorbell(sched::Waiter* w) {
+    if (RankState* me = current_rank()) me->doorbell.store(w, std::memory_order_seq_cst);
+}
+
+void disarm_doorbell(sched::Waiter* w) {
+    if (RankState* me = current_rank()) {
+        sched::Waiter* expected = w;
+        me->doorbell.compare_exchange_strong(expected, nullptr);
+    }
 }
 
 void wait_complete(Request* r) {

@@ -1,0 +1,194 @@
+#include "collectives/schedule.hpp"
+
+#include "mpi_api/p2p.hpp"
+#include "mpi_api/rank.hpp"
+#include "runtime/log.hpp"
+
+namespace mpc::coll {
+
+Schedule::Schedule(Comm* comm)
+    : comm_(comm),
+      owner_(comm->owner),
+      tag_(static_cast<int>(comm->coll_sequence++ & 0x3fffffff)),
+      context_(comm->context + 1) {}
+
+Schedule::~Schedule() = default;
+
+Schedule::Node& Schedule::add(Kind kind, Deps deps, Step* id) {
+    MPC_CHECK(!started_);
+    *id = static_cast<Step>(steps_.size());
+    Node& n = steps_.emplace_back();
+    n.kind = kind;
+    for (Step d : deps) depend(*id, d);
+    return n;
+}
+
+void Schedule::depend(Step step, Step on) {
+    MPC_CHECK(on < step && !started_);
+    steps_[static_cast<size_t>(on)].next.push_back(step);
+    steps_[static_cast<size_t>(step)].pending++;
+}
+
+Schedule::Step Schedule::send(const void* buf, int count, Datatype* type, int peer, Deps deps) {
+    Step id;
+    Node& n = add(Kind::Send, deps, &id);
+    n.src = buf;
+    n.count = count;
+    n.type = type;
+    n.peer = peer;
+    return id;
+}
+
+Schedule::Step Schedule::recv(void* buf, int count, Datatype* type, int peer, Deps deps) {
+    Step id;
+    Node& n = add(Kind::Recv, deps, &id);
+    n.dst = buf;
+    n.count = count;
+    n.type = type;
+    n.peer = peer;
+    return id;
+}
+
+Schedule::Step Schedule::calc(const Op* op, const void* in, void* inout, int count, Datatype* type,
+                              Deps deps) {
+    Step id;
+    Node& n = add(Kind::Calc, deps, &id);
+    n.op = op;
+    n.src = in;
+    n.dst = inout;
+    n.count = count;
+    n.type = type;
+    return id;
+}
+
+Schedule::Step Schedule::copy(const void* src, int scount, Datatype* stype, void* dst, int dcount,
+                              Datatype* dtype, Deps deps) {
+    Step id;
+    Node& n = add(Kind::Copy, deps, &id);
+    n.src = src;
+    n.count = scount;
+    n.type = stype;
+    n.dst = dst;
+    n.dcount = dcount;
+    n.dtype = dtype;
+    return id;
+}
+
+Schedule::Step Schedule::join(Deps deps) {
+    Step id;
+    add(Kind::Join, deps, &id);
+    return id;
+}
+
+char* Schedule::scratch(size_t bytes) {
+    scratch_.emplace_back(new char[bytes ? bytes : 1]);
+    return scratch_.back().get();
+}
+
+void Schedule::issue(Step s) {
+    Node& n = steps_[static_cast<size_t>(s)];
+    n.issued = true;
+    switch (n.kind) {
+        case Kind::Send:
+        case Kind::Recv: {
+            mpi::Request& r = n.req;
+            r.kind = n.kind == Kind::Send ? mpi::Request::Kind::Send : mpi::Request::Kind::Recv;
+            r.rank = owner_;
+            r.comm = comm_;
+            r.buf = n.kind == Kind::Send ? const_cast<void*>(n.src) : n.dst;
+            r.count = n.count;
+            r.type = n.type;
+            r.peer = n.peer;
+            r.tag = tag_;
+            r.context = context_;
+            r.notify = owner_;
+            in_flight_.push_back(s);
+            if (n.kind == Kind::Send) mpi::p2p_start_send(&r);
+            else mpi::p2p_start_recv(&r);
+            break;
+        }
+        case Kind::Calc:
+            mpi::op_apply(*n.op, n.src, n.dst, static_cast<size_t>(n.count), *n.type);
+            finish_step(s);
+            break;
+        case Kind::Copy: {
+            const size_t bytes = static_cast<size_t>(n.count) * n.type->size;
+            mpi::typed_copy(n.src, static_cast<size_t>(n.count), *n.type, n.dst,
+                            static_cast<size_t>(n.dcount), *n.dtype, bytes);
+            finish_step(s);
+            break;
+        }
+        case Kind::Join:
+            finish_step(s);
+            break;
+    }
+}
+
+void Schedule::finish_step(Step s) {
+    Node& n = steps_[static_cast<size_t>(s)];
+    n.done = true;
+    ++done_count_;
+    for (Step next : n.next)
+        if (--steps_[static_cast<size_t>(next)].pending == 0) ready_.push_back(next);
+}
+
+bool Schedule::progress() {
+    for (;;) {
+        // Harvest completed sends and receives.
+        for (size_t i = 0; i < in_flight_.size();) {
+            Step s = in_flight_[i];
+            Node& n = steps_[static_cast<size_t>(s)];
+            if (!n.req.is_complete()) {
+                ++i;
+                continue;
+            }
+            if (n.req.status.MPI_ERROR != MPI_SUCCESS && error_ == MPI_SUCCESS)
+                error_ = n.req.status.MPI_ERROR;
+            in_flight_[i] = in_flight_.back();
+            in_flight_.pop_back();
+            finish_step(s);
+        }
+        if (ready_.empty()) break;
+        std::vector<Step> now;
+        now.swap(ready_);
+        for (Step s : now) issue(s);
+    }
+    if (done_count_ < steps_.size()) return false;
+    request->status.MPI_SOURCE = MPI_ANY_SOURCE;
+    request->status.MPI_TAG = MPI_ANY_TAG;
+    request->status.MPI_ERROR = error_;
+    request->status.mpc_count = 0;
+    return true;
+}
+
+void Schedule::start(mpi::Request* done) {
+    request = done;
+    started_ = true;
+    for (size_t i = 0; i < steps_.size(); ++i)
+        if (steps_[i].pending == 0) ready_.push_back(static_cast<Step>(i));
+    mpi::progress_add(owner_, this);
+}
+
+int run_blocking(std::unique_ptr<Schedule> s) {
+    mpi::Request done;
+    done.kind = mpi::Request::Kind::Collective;
+    done.rank = s->comm()->owner;
+    done.comm = s->comm();
+    Schedule* raw = s.release();
+    raw->start(&done);
+    mpi::wait_complete(&done);
+    delete raw;  // finished: the progress engine no longer knows it
+    return done.status.MPI_ERROR;
+}
+
+MPI_Request run_nonblocking(std::unique_ptr<Schedule> s) {
+    Comm* c = s->comm();
+    mpi::Request* r = mpi::request_allocate(mpi::Request::Kind::Collective, c->owner, c);
+    r->active = true;
+    Schedule* raw = s.release();
+    r->operation = raw;  // freed with the request
+    raw->start(r);
+    return r->handle;
+}
+
+}  // namespace mpc::coll

@@ -1,0 +1,119 @@
+/* Ping-pong between ranks 0 and 1: latency and bandwidth by message size.
+ *
+ * A standard MPI program (builds with any mpicc: fibermpi's, Open MPI's,
+ * MPICH's), so that the same source gives the side-by-side comparison:
+ *   mpcrun -n 2 ./pingpong                 (fibermpi)
+ *   mpirun -n 2 ./pingpong.openmpi         (Open MPI)
+ * Options: -max BYTES (largest size, default 64 MiB), -min BYTES (default 1),
+ * -time SECONDS (target time per size, default 0.2). Ranks other than 0 and 1
+ * wait at the final barrier.
+ *
+ * Output, one line per size: bytes, one-way latency (half the round trip, us),
+ * bandwidth (bytes / one-way time, MB/s with MB = 1e6 bytes). Rank 0 also
+ * prints the memcpy bandwidth of the same sizes' largest in-cache buffer
+ * (4 MiB) for reference: an intra-node message cannot beat one copy.
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static double memcpy_bandwidth(size_t bytes, double seconds) {
+    char* a = (char*)malloc(bytes);
+    char* b = (char*)malloc(bytes);
+    if (!a || !b) return 0;
+    memset(a, 1, bytes);
+    memset(b, 2, bytes);
+    long iters = 0;
+    double start = MPI_Wtime(), now;
+    do {
+        memcpy(iters % 2 ? a : b, iters % 2 ? b : a, bytes);
+        ++iters;
+        now = MPI_Wtime();
+    } while (now - start < seconds);
+    double bw = (double)bytes * (double)iters / (now - start) / 1e6;
+    if (a[bytes / 2] == 3) printf("impossible\n"); /* keeps the copies */
+    free(a);
+    free(b);
+    return bw;
+}
+
+int main(int argc, char** argv) {
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    size_t max = (size_t)64 << 20, min = 1;
+    double target = 0.2;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (strcmp(argv[i], "-max") == 0) max = (size_t)atol(argv[i + 1]);
+        else if (strcmp(argv[i], "-min") == 0) min = (size_t)atol(argv[i + 1]);
+        else if (strcmp(argv[i], "-time") == 0) target = atof(argv[i + 1]);
+    }
+    if (size < 2) {
+        if (rank == 0) fprintf(stderr, "pingpong needs at least 2 ranks\n");
+        MPI_Finalize();
+        return 1;
+    }
+    char* buf = (char*)malloc(max ? max : 1);
+    memset(buf, rank, max ? max : 1);
+    if (rank == 0) {
+        char version[MPI_MAX_LIBRARY_VERSION_STRING];
+        int len;
+        MPI_Get_library_version(version, &len);
+        char* nl = strchr(version, '\n');
+        if (nl) *nl = '\0';
+        printf("# pingpong, %d ranks, %s\n", size, version);
+        printf("# memcpy of 4 MiB: %.0f MB/s\n", memcpy_bandwidth((size_t)4 << 20, 0.3));
+        printf("# %10s %12s %12s %10s\n", "bytes", "latency_us", "MB/s", "iters");
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (size_t n = min; n <= max; n *= 2) {
+        if (rank <= 1) {
+            /* Calibrate: a few round trips to pick the iteration count. */
+            int iters = 4;
+            double t = 0;
+            for (int pass = 0; pass < 2; ++pass) {
+                MPI_Barrier(MPI_COMM_WORLD);
+                double start = MPI_Wtime();
+                for (int i = 0; i < iters; ++i) {
+                    if (rank == 0) {
+                        MPI_Send(buf, (int)n, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
+                        MPI_Recv(buf, (int)n, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                    } else {
+                        MPI_Recv(buf, (int)n, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                        MPI_Send(buf, (int)n, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
+                    }
+                }
+                t = MPI_Wtime() - start;
+                if (pass == 0) {
+                    double per = t / iters;
+                    double want = per > 0 ? target / per : 100000;
+                    if (want > 100000) want = 100000;
+                    if (want < 3) want = 3;
+                    /* Both ranks must agree on the count: rank 0 decides. */
+                    int decided = (int)want;
+                    MPI_Bcast(&decided, 1, MPI_INT, 0, MPI_COMM_WORLD);
+                    iters = decided;
+                }
+            }
+            if (rank == 0) {
+                double one_way = t / iters / 2;
+                printf("  %10zu %12.3f %12.1f %10d\n", n, one_way * 1e6, (double)n / one_way / 1e6,
+                       iters);
+                fflush(stdout);
+            }
+        } else {
+            /* Take part in the barriers and broadcasts of the calibration. */
+            int decided;
+            MPI_Barrier(MPI_COMM_WORLD);
+            MPI_Bcast(&decided, 1, MPI_INT, 0, MPI_COMM_WORLD);
+            MPI_Barrier(MPI_COMM_WORLD);
+        }
+        if (n > max / 2) break;
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    free(buf);
+    MPI_Finalize();
+    return 0;
+}

@@ -1,0 +1,168 @@
+// ib/network: messages between node processes, and the poll function.
+//
+// The Network moves messages of opaque match bits between ranks of different
+// node processes over one Driver: eager (header and data in one receive-pool
+// buffer), buffered eager (fragments reassembled into the receive buffer) and
+// rendezvous (REQ, then an ACK carrying the registered receive buffer once the
+// receive has matched, then one RDMA write straight into it). Credits per
+// connection keep every sender from overrunning the shared receive pool, and
+// per-pair sequence numbers keep MPI's order across the three protocols.
+//
+// Completions from the two shared CQs are dispatched as work requests into
+// per-rank pending lists; poll() processes the caller's list and, in
+// collaborative mode, steals from other ranks' lists (same NUMA node first):
+// matching their messages, copying into their buffers, answering their REQs.
+//
+// This room knows nothing about communicators or datatypes: matching happens
+// above, through Upcalls, and data lands through RecvTarget / SendSource.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ib/driver.hpp"
+
+namespace mpc::sched {
+class Waiter;
+}
+namespace mpc::runtime {
+class Bootstrap;
+}
+
+namespace mpc::ib {
+
+struct MatchBits {
+    uint32_t context = 0;
+    int32_t source = 0;
+    int32_t tag = 0;
+};
+
+// Where the data of a matched message goes.
+struct RecvTarget {
+    void* contiguous = nullptr;  // destination when it is one contiguous block
+    size_t capacity = 0;         // bytes the receive can hold (more is truncated)
+    // Non-contiguous destinations: store len bytes at packed offset.
+    void (*unpack)(void* ctx, size_t offset, const void* data, size_t len) = nullptr;
+    // All data is in: bytes is the message size (> capacity means truncated).
+    void (*complete)(void* ctx, const MatchBits& bits, size_t bytes) = nullptr;
+    void* ctx = nullptr;
+};
+
+// Where the data of a send comes from.
+struct SendSource {
+    const void* contiguous = nullptr;  // the data when contiguous
+    size_t bytes = 0;
+    void (*pack)(void* ctx, size_t offset, void* out, size_t len) = nullptr;
+    // The send is done: the buffer may be reused (and, if synchronous, matched).
+    void (*complete)(void* ctx) = nullptr;
+    void* ctx = nullptr;
+};
+
+// An incoming message no receive matched yet (owned by the Network).
+struct Unexpected;
+
+struct Upcalls {
+    // A message for local rank `local` arrived. Under that rank's matching
+    // lock, either take a posted receive (fill *target, return true) or keep
+    // `msg` as unexpected (return false) and later hand it to
+    // Network::deliver_unexpected when a receive matches it.
+    bool (*match)(void* ctx, int local, const MatchBits& bits, size_t bytes, Unexpected* msg,
+                  RecvTarget* target) = nullptr;
+    // Work arrived in local rank `local`'s pending list (wake it if it sleeps).
+    void (*work_arrived)(void* ctx, int local) = nullptr;
+    // Called by the progress thread (thread mode) on every round, so that the
+    // layer above progresses its own operations there too.
+    bool (*thread_poll)(void* ctx) = nullptr;
+    void* ctx = nullptr;
+};
+
+enum class ProgressMode { Wait, Collaborative, Thread };
+
+struct NetworkConfig {
+    std::string driver = "auto";        // MPC_NET
+    ProgressMode mode = ProgressMode::Collaborative;
+    bool thread_blocks = false;         // MPC_PROGRESS_THREAD=block
+    bool thread_realtime = false;       // MPC_PROGRESS_THREAD_RT=1
+    size_t eager_limit = 0;             // 0: chosen per driver (MPC_EAGER_LIMIT)
+    size_t rendezvous_threshold = 0;    // 0: chosen per driver (MPC_RNDV_THRESHOLD)
+    size_t buffer_size = 0;             // receive/send buffer size (MPC_NET_BUFFER)
+    uint32_t recv_buffers = 0;          // receive-pool buffers (MPC_NET_RECV_BUFFERS)
+    uint32_t send_buffers = 0;          // send buffers (MPC_NET_SEND_BUFFERS)
+    size_t rcache_max_bytes = 0;        // lazily kept registrations (MPC_RCACHE_MAX)
+    bool stats = false;
+
+    // Reads MPC_* variables over the defaults.
+    static NetworkConfig from_env();
+};
+
+// Layout of the job as the network needs it.
+struct NetworkLayout {
+    int node_id = 0;
+    int num_nodes = 1;
+    std::vector<int> node_of;        // world rank -> node process
+    std::vector<int> local_of;       // world rank -> local index on its node
+    std::vector<int> local_numa;     // local index -> NUMA node of its core
+};
+
+struct RankNetStats {
+    uint64_t processed_self = 0;
+    uint64_t stolen_same_numa = 0;
+    uint64_t stolen_other_numa = 0;
+    uint64_t rndv_count = 0;            // rendezvous sends started by this rank
+    uint64_t rndv_req_to_ack_ns = 0;    // sum, sender side: REQ sent -> ACK processed
+    uint64_t rndv_req_to_ack_max_ns = 0;
+    uint64_t rndv_matched = 0;          // rendezvous REQs matched for this rank
+    uint64_t rndv_matching_ns = 0;      // sum: REQ arrived -> matched
+    uint64_t wr_received = 0;           // work requests dispatched to this rank
+    uint64_t wr_reception_ns = 0;       // sum: dispatched -> processed
+};
+
+class Network {
+public:
+    // Opens the driver, exchanges addresses through the bootstrap, connects.
+    // Returns null with *error set when the network cannot start.
+    static std::unique_ptr<Network> start(const NetworkConfig& config, const NetworkLayout& layout,
+                                          const Upcalls& upcalls, runtime::Bootstrap& boot,
+                                          std::string* error);
+    // Same with a given driver (tests).
+    static std::unique_ptr<Network> start_with_driver(std::unique_ptr<Driver> driver,
+                                                      const NetworkConfig& config,
+                                                      const NetworkLayout& layout,
+                                                      const Upcalls& upcalls,
+                                                      const std::vector<std::string>& addresses,
+                                                      std::string* error);
+    virtual ~Network() = default;
+
+    // Sends to a rank of another node process. synchronous: complete only once
+    // the receive has matched (MPI_Ssend).
+    virtual void send(int src_world, int dest_world, const MatchBits& bits,
+                      const SendSource& source, bool synchronous) = 0;
+    // A receive matched msg: move its data (now or as it arrives) into target.
+    virtual void deliver_unexpected(Unexpected* msg, const RecvTarget& target) = 0;
+
+    // The poll function (DESIGN.md 5.3). caller: local index of the calling rank,
+    // or -1 (idle VP, progress thread). Returns true when it did any work.
+    virtual bool poll(int caller) = 0;
+    // An idle VP may block here until network activity or interrupt().
+    virtual void block(int timeout_ms) = 0;
+    virtual void interrupt() = 0;
+
+    virtual ProgressMode mode() const = 0;
+    virtual const char* driver_name() const = 0;
+    virtual size_t eager_limit() const = 0;
+    virtual size_t rendezvous_threshold() const = 0;
+    virtual RankNetStats stats(int local) const = 0;
+
+    // Waits until every message this node sent has left (flush), then stops
+    // the progress thread; the driver closes when the object is destroyed.
+    virtual void shutdown() = 0;
+};
+
+// Invalidates registrations overlapping [addr, addr+len): memory is being
+// unmapped or freed. Called by the memory hooks; cheap when nothing is cached.
+void memory_released(const void* addr, size_t len);
+
+}  // namespace mpc::ib

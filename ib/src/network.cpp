@@ -1,0 +1,314 @@
+// Network set-up, the poll function, idle blocking and shutdown.
+#include <pthread.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "network_impl.hpp"
+#include "runtime/bootstrap.hpp"
+#include "runtime/env.hpp"
+#include "runtime/log.hpp"
+#include "runtime/topology.hpp"
+
+namespace mpc::ib {
+namespace {
+
+constexpr int kBatch = 32;         // completions drained per CQ per poll
+constexpr int kProcessBatch = 64;  // work requests processed per rank per poll
+
+// Ranks of this node sorted for stealing by `local`: same NUMA node first, then
+// the other NUMA nodes nearest first (the caller gives NUMA distances by order).
+std::vector<int> steal_order(int local, const std::vector<int>& numa_of,
+                             const std::vector<int>& numa_rank) {
+    std::vector<int> order;
+    for (int i = 0; i < static_cast<int>(numa_of.size()); ++i)
+        if (i != local) order.push_back(i);
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+        return numa_rank[static_cast<size_t>(numa_of[static_cast<size_t>(a)])] <
+               numa_rank[static_cast<size_t>(numa_of[static_cast<size_t>(b)])];
+    });
+    return order;
+}
+
+}  // namespace
+
+NetworkConfig NetworkConfig::from_env() {
+    namespace env = runtime::env;
+    NetworkConfig c;
+    c.driver = env::get("MPC_NET") ? env::get("MPC_NET") : "auto";
+    if (c.driver != "auto" && c.driver != "ofi" && c.driver != "verbs")
+        runtime::fatal("MPC_NET=%s is not valid: expected auto, ofi or verbs", c.driver.c_str());
+    c.mode = static_cast<ProgressMode>(env::get_choice(
+        "MPC_PROGRESS", static_cast<int>(ProgressMode::Collaborative),
+        {{"wait", static_cast<int>(ProgressMode::Wait)},
+         {"collaborative", static_cast<int>(ProgressMode::Collaborative)},
+         {"thread", static_cast<int>(ProgressMode::Thread)}}));
+    c.thread_blocks = env::get_choice("MPC_PROGRESS_THREAD", 0, {{"poll", 0}, {"block", 1}}) == 1;
+    c.thread_realtime = env::get_bool("MPC_PROGRESS_THREAD_RT", false);
+    c.eager_limit = env::get_size("MPC_EAGER_LIMIT", 0);
+    c.rendezvous_threshold = env::get_size("MPC_RNDV_THRESHOLD", 0);
+    c.buffer_size = env::get_size("MPC_NET_BUFFER", 0);
+    c.recv_buffers = static_cast<uint32_t>(env::get_int("MPC_NET_RECV_BUFFERS", 0, 0, 1 << 20));
+    c.send_buffers = static_cast<uint32_t>(env::get_int("MPC_NET_SEND_BUFFERS", 0, 0, 1 << 20));
+    c.rcache_max_bytes = env::get_size("MPC_RCACHE_MAX", 256u << 20);
+    c.stats = env::get_bool("MPC_STATS", false);
+    return c;
+}
+
+NetworkImpl::NetworkImpl(std::unique_ptr<Driver> driver, const NetworkConfig& config,
+                         const NetworkLayout& layout, const Upcalls& upcalls)
+    : driver_(std::move(driver)), config_(config), layout_(layout), upcalls_(upcalls) {}
+
+NetworkImpl::~NetworkImpl() {
+    stopping_.store(true);
+    if (progress_thread_.joinable()) {
+        driver_->interrupt();
+        progress_thread_.join();
+    }
+    set_global_rcache(nullptr);
+    rcache_.reset();
+    if (send_mr_.handle) driver_->deregister_memory(send_mr_);
+    for (auto& s : slots_) {
+        for (WorkRequest* wr = s->head; wr;) {
+            WorkRequest* next = wr->next;
+            delete wr;
+            wr = next;
+        }
+    }
+}
+
+bool NetworkImpl::init(const std::vector<std::string>& addresses, std::string* error) {
+    buffer_size_ = config_.buffer_size;
+    pool_size_ = config_.recv_buffers;
+    send_buffers_ = config_.send_buffers;
+    eager_limit_ = std::min(config_.eager_limit, buffer_size_ - sizeof(Header));
+    frag_payload_ = buffer_size_ - sizeof(Header);
+    rndv_threshold_ = std::max(config_.rendezvous_threshold, eager_limit_);
+
+    const int nodes = layout_.num_nodes;
+    const uint32_t share = pool_size_ / static_cast<uint32_t>(std::max(1, nodes - 1));
+    if (nodes > 1 && share < 8) {
+        *error = "the receive pool (" + std::to_string(pool_size_) + " buffers) is too small for " +
+                 std::to_string(nodes) + " node processes (MPC_NET_RECV_BUFFERS)";
+        return false;
+    }
+    for (int n = 0; n < nodes; ++n) {
+        auto p = std::make_unique<Peer>();
+        p->reserve = 2;
+        p->credits = static_cast<int>(share) - p->reserve;
+        peers_.push_back(std::move(p));
+    }
+
+    // Ranks, their NUMA nodes and steal orders.
+    const size_t nlocal = layout_.local_numa.size();
+    int max_numa = 0;
+    for (int n : layout_.local_numa) max_numa = std::max(max_numa, n);
+    for (size_t i = 0; i < nlocal; ++i) {
+        auto s = std::make_unique<RankSlot>();
+        s->numa = layout_.local_numa[i];
+        s->expected_seq.assign(layout_.node_of.size(), 0);
+        s->next_seq = std::vector<std::atomic<uint32_t>>(layout_.node_of.size());
+        // Position of every NUMA node in hwloc's distance order from ours.
+        std::vector<int> numa_rank(static_cast<size_t>(max_numa + 1), max_numa + 1);
+        const auto& topo = runtime::Topology::instance();
+        if (s->numa < topo.num_numa_nodes()) {
+            const auto& order = topo.numa_order_from(s->numa);
+            for (size_t k = 0; k < order.size(); ++k)
+                if (order[k] <= max_numa) numa_rank[static_cast<size_t>(order[k])] = static_cast<int>(k);
+        }
+        numa_rank[static_cast<size_t>(s->numa)] = 0;
+        s->steal_order = steal_order(static_cast<int>(i), layout_.local_numa, numa_rank);
+        slots_.push_back(std::move(s));
+    }
+
+    // Send buffers: one registered slab.
+    send_slab_.reset(new char[static_cast<size_t>(send_buffers_) * buffer_size_]);
+    if (driver_->register_memory(send_slab_.get(), static_cast<size_t>(send_buffers_) * buffer_size_,
+                                 &send_mr_) != Status::Ok) {
+        *error = "cannot register the send buffers";
+        return false;
+    }
+    for (uint32_t i = send_buffers_; i > 0; --i) send_free_.push_back(i - 1);
+
+    Driver* d = driver_.get();
+    rcache_ = std::make_unique<RegistrationCache>(
+        [d](void* addr, size_t len, MemoryRegion* out) {
+            return d->register_memory(addr, len, out) == Status::Ok;
+        },
+        [d](MemoryRegion& mr) { d->deregister_memory(mr); }, config_.rcache_max_bytes);
+    set_global_rcache(rcache_.get());
+
+    if (nodes > 1 && driver_->connect_all(addresses) != Status::Ok) {
+        *error = std::string("the ") + driver_->name() + " driver could not connect the node processes";
+        return false;
+    }
+
+    if (config_.mode == ProgressMode::Thread) {
+        progress_thread_ = std::thread([this] {
+            if (config_.thread_realtime) {
+                sched_param p{};
+                p.sched_priority = sched_get_priority_min(SCHED_FIFO);
+                if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &p) != 0)
+                    runtime::warn("the progress thread cannot get real-time priority (not permitted); it runs at normal priority");
+            }
+            while (!stopping_.load(std::memory_order_acquire)) {
+                bool did = poll(-1);
+                if (upcalls_.thread_poll) did |= upcalls_.thread_poll(upcalls_.ctx);
+                if (did) continue;
+                if (config_.thread_blocks) driver_->wait(100);
+                else runtime::cpu_relax();
+            }
+        });
+    }
+    return true;
+}
+
+bool NetworkImpl::drain_cqs() {
+    if (!cq_lock_.try_lock()) return false;
+    Completion c[kBatch];
+    int n = driver_->poll_recv_cq(c, kBatch);
+    for (int i = 0; i < n; ++i) {
+        if (c[i].type == Completion::Type::WriteImm) dispatch_write_imm(c[i]);
+        else dispatch_recv(c[i]);
+    }
+    int m = driver_->poll_send_cq(c, kBatch);
+    for (int i = 0; i < m; ++i) handle_send_completion(c[i]);
+    cq_lock_.unlock();
+    return n + m > 0;
+}
+
+bool NetworkImpl::poll(int caller) {
+    const ProgressMode mode = config_.mode;
+    // In thread mode the progress thread alone touches the network.
+    if (mode == ProgressMode::Thread && caller >= 0) return false;
+    bool did = drain_cqs();
+    if (queued_.load(std::memory_order_relaxed) > 0) flush_all_peers();
+    bool own = false;
+    if (caller >= 0) own = process_rank(caller, caller, slots_[static_cast<size_t>(caller)]->numa);
+    did |= own;
+    const bool steal = mode == ProgressMode::Collaborative || (mode == ProgressMode::Thread && caller < 0);
+    if (!steal || own) return did;
+    if (caller >= 0) {
+        RankSlot& me = *slots_[static_cast<size_t>(caller)];
+        for (int v : me.steal_order) did |= process_rank(v, caller, me.numa);
+    } else {
+        for (size_t v = 0; v < slots_.size(); ++v)
+            did |= process_rank(static_cast<int>(v), -1, slots_[v]->numa);
+    }
+    return did;
+}
+
+bool NetworkImpl::process_rank(int local, int thief, int thief_numa) {
+    RankSlot& s = *slots_[static_cast<size_t>(local)];
+    if (s.pending.load(std::memory_order_acquire) == 0) return false;
+    if (!s.processing.try_lock()) return false;
+    int n = 0;
+    while (n < kProcessBatch) {
+        s.list_lock.lock();
+        WorkRequest* wr = s.head;
+        if (wr) {
+            s.head = wr->next;
+            if (!s.head) s.tail = nullptr;
+        }
+        s.list_lock.unlock();
+        if (!wr) break;
+        s.pending.fetch_sub(1, std::memory_order_relaxed);
+        if (thief == local) s.stats.processed_self++;
+        else if (thief_numa == s.numa) s.stats.stolen_same_numa++;
+        else s.stats.stolen_other_numa++;
+        if (config_.stats) s.stats.wr_reception_ns += static_cast<uint64_t>(runtime::now_ns() - wr->dispatched_ns);
+        s.stats.wr_received++;
+        process_in_order(local, wr);
+        ++n;
+    }
+    s.processing.unlock();
+    return n > 0;
+}
+
+void NetworkImpl::block(int timeout_ms) {
+    // One blocker at a time is enough: the others would only be woken together.
+    if (blocker_.exchange(true)) return;
+    if (!drain_cqs()) driver_->wait(timeout_ms);
+    blocker_.store(false);
+}
+
+void NetworkImpl::shutdown() {
+    // Everything this node posted must leave before the connections close.
+    const int64_t deadline = runtime::now_ns() + 10'000'000'000;
+    while ((queued_.load() > 0 || inflight_.load() > 0) && runtime::now_ns() < deadline) {
+        drain_cqs();
+        flush_all_peers();
+        if (config_.mode == ProgressMode::Thread) sched_yield();
+    }
+    if (queued_.load() > 0 || inflight_.load() > 0)
+        runtime::warn("network shutdown: %d queued and %d posted messages did not complete",
+                      queued_.load(), inflight_.load());
+    stopping_.store(true);
+    if (progress_thread_.joinable()) {
+        driver_->interrupt();
+        progress_thread_.join();
+    }
+}
+
+// ---- Creation --------------------------------------------------------------------
+
+namespace {
+
+DriverConfig driver_config(const NetworkConfig& c, const NetworkLayout& layout) {
+    DriverConfig d;
+    d.self = layout.node_id;
+    d.num_peers = layout.num_nodes;
+    d.recv_buffer_size = c.buffer_size;
+    d.recv_buffers = c.recv_buffers;
+    d.send_queue_depth = std::max<uint32_t>(c.send_buffers, 64);
+    d.provider = runtime::env::get("MPC_OFI_PROVIDER") ? runtime::env::get("MPC_OFI_PROVIDER") : "tcp";
+    return d;
+}
+
+// Fills the sizes left at 0 with defaults chosen by measurement per driver
+// (see README, "Network tuning").
+NetworkConfig with_defaults(NetworkConfig c, int nodes) {
+    if (!c.buffer_size) c.buffer_size = 16384;
+    if (c.buffer_size < 1024) runtime::fatal("MPC_NET_BUFFER must be at least 1K");
+    if (!c.eager_limit) c.eager_limit = c.buffer_size - sizeof(Header);
+    if (!c.rendezvous_threshold) c.rendezvous_threshold = 65536;
+    if (!c.recv_buffers) c.recv_buffers = std::max<uint32_t>(256, 64u * static_cast<uint32_t>(std::max(1, nodes - 1)));
+    if (!c.send_buffers) c.send_buffers = 256;
+    return c;
+}
+
+}  // namespace
+
+std::unique_ptr<Network> Network::start_with_driver(std::unique_ptr<Driver> driver,
+                                                    const NetworkConfig& config,
+                                                    const NetworkLayout& layout,
+                                                    const Upcalls& upcalls,
+                                                    const std::vector<std::string>& addresses,
+                                                    std::string* error) {
+    auto net = std::make_unique<NetworkImpl>(std::move(driver), with_defaults(config, layout.num_nodes),
+                                             layout, upcalls);
+    if (!net->init(addresses, error)) return nullptr;
+    return net;
+}
+
+std::unique_ptr<Network> Network::start(const NetworkConfig& config, const NetworkLayout& layout,
+                                        const Upcalls& upcalls, runtime::Bootstrap& boot,
+                                        std::string* error) {
+    NetworkConfig c = with_defaults(config, layout.num_nodes);
+    std::unique_ptr<Driver> driver = open_driver(c.driver, driver_config(c, layout), error);
+    if (!driver) return nullptr;
+    boot.put("mpc-net-" + std::to_string(layout.node_id), driver->local_address());
+    boot.fence();
+    std::vector<std::string> addresses(static_cast<size_t>(layout.num_nodes));
+    for (int n = 0; n < layout.num_nodes; ++n) {
+        addresses[static_cast<size_t>(n)] = boot.get("mpc-net-" + std::to_string(n));
+        if (addresses[static_cast<size_t>(n)].empty()) {
+            *error = "node process " + std::to_string(n) + " published no network address";
+            return nullptr;
+        }
+    }
+    return start_with_driver(std::move(driver), c, layout, upcalls, addresses, error);
+}
+
+}  // namespace mpc::ib

@@ -1,0 +1,222 @@
+// Private to the network room: the state of a running Network.
+#pragma once
+
+#include <atomic>
+#include <deque>
+#include <memory>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "ib/network.hpp"
+#include "op_table.hpp"
+#include "rcache.hpp"
+#include "runtime/sync.hpp"
+#include "wire.hpp"
+
+namespace mpc::ib {
+
+// ---- Sender side ---------------------------------------------------------------
+
+enum class Protocol : uint8_t { Eager, Fragments, Rendezvous };
+
+// A send in flight (owned by the network until its source is complete).
+struct SendOp {
+    SendSource source;
+    MatchBits bits;
+    int src_world = 0, dest_world = 0, dest_node = 0;
+    size_t bytes = 0;
+    Protocol protocol = Protocol::Eager;
+    uint64_t id = 0;
+    uint32_t seq = 0;
+    size_t next_offset = 0;          // fragments: first byte not yet sent
+    // Rendezvous: the registered data and the writes still in flight.
+    RegistrationCache::Entry* reg = nullptr;
+    char* packed = nullptr;          // non-contiguous data packed for the write
+    std::atomic<int> writes_left{0};
+    int64_t rts_sent_ns = 0;
+    int src_local = -1;
+};
+
+// A message waiting in a connection's queue (credits, send buffers or the
+// driver's queue ran out). Order on a connection is the order of the queue.
+struct OutMsg {
+    Header header{};
+    SendOp* op = nullptr;       // data source for Eager / fragments
+    size_t data_offset = 0;
+    size_t data_len = 0;
+    bool write = false;         // an RDMA write of op (rendezvous data), not a message
+    bool control = false;       // a Credit message: may use the reserved credits
+    // Writes only.
+    const char* local = nullptr;
+    void* local_desc = nullptr;
+    uint64_t remote_addr = 0, remote_key = 0;
+    bool has_imm = false;
+    uint32_t imm = 0;
+};
+
+// One connection: credits into the peer's receive pool and the queue of
+// messages that could not be posted yet.
+struct Peer {
+    runtime::SpinLock lock;
+    int credits = 0;                    // messages we may still send into its pool
+    int reserve = 0;                    // credits kept for Credit messages
+    std::deque<OutMsg> queue;
+    std::atomic<int> credits_to_return{0};  // its messages we consumed, not yet told
+};
+
+// ---- Receiver side ------------------------------------------------------------
+
+// A received message handed to a rank (a completion turned into work).
+struct WorkRequest {
+    enum class Kind : uint8_t { Message, WriteDone };
+    Kind kind = Kind::Message;
+    uint32_t pool_index = UINT32_MAX;   // receive-pool buffer holding it, if any
+    std::unique_ptr<char[]> copy;       // or a private copy (pool running low)
+    const Header* header = nullptr;
+    size_t length = 0;                  // header + payload bytes
+    uint64_t recv_op = 0;               // WriteDone: the receive operation
+    int64_t dispatched_ns = 0;
+    WorkRequest* next = nullptr;
+    const char* payload() const { return reinterpret_cast<const char*>(header + 1); }
+};
+
+// A receive being filled: fragments arriving, or a rendezvous write expected.
+struct RecvOp {
+    int local = 0;                       // the receiving rank
+    RecvTarget target{};
+    bool has_target = false;             // false: still unexpected (data goes to `stash`)
+    Unexpected* unexpected = nullptr;    // when !has_target
+    MatchBits bits;
+    size_t bytes = 0;                    // message size
+    size_t received = 0;                 // bytes arrived so far
+    // Rendezvous.
+    RegistrationCache::Entry* reg = nullptr;
+    char* bounce = nullptr;              // non-contiguous target: written here, unpacked at the end
+    size_t accepted = 0;                 // bytes the sender writes
+    int src_node = 0;
+    uint64_t frag_key = 0;
+};
+
+// The network's view of an unexpected message.
+struct Unexpected {
+    enum class Kind : uint8_t { Eager, Fragments, Rendezvous } kind = Kind::Eager;
+    int local = 0;
+    MatchBits bits;
+    size_t bytes = 0;
+    std::unique_ptr<char[]> data;        // Eager / Fragments: the bytes so far
+    RecvOp* frags = nullptr;             // Fragments: the op still collecting them
+    // Rendezvous: who to answer.
+    int src_node = 0;
+    int src_world = 0;
+    uint64_t send_id = 0;
+    int64_t arrived_ns = 0;
+};
+
+// Everything about one local rank that the network keeps.
+struct RankSlot {
+    alignas(runtime::kCacheLine) runtime::SpinLock list_lock;
+    WorkRequest* head = nullptr;
+    WorkRequest* tail = nullptr;
+    std::atomic<int> pending{0};
+    alignas(runtime::kCacheLine) runtime::SpinLock processing;  // one processor at a time
+    std::vector<uint32_t> expected_seq;                  // per source world rank
+    std::unordered_map<uint64_t, WorkRequest*> early;    // out-of-order, by (src_world<<32 | seq)
+    std::unordered_map<uint64_t, RecvOp*> fragments;     // (src_node<<48 ^ msg_id) -> op
+    std::vector<std::atomic<uint32_t>> next_seq;         // per destination world rank
+    std::vector<int> steal_order;                        // other local ranks, nearest first
+    int numa = 0;
+    RankNetStats stats;
+};
+
+class NetworkImpl final : public Network {
+public:
+    NetworkImpl(std::unique_ptr<Driver> driver, const NetworkConfig& config,
+                const NetworkLayout& layout, const Upcalls& upcalls);
+    ~NetworkImpl() override;
+    bool init(const std::vector<std::string>& addresses, std::string* error);
+
+    void send(int src_world, int dest_world, const MatchBits& bits, const SendSource& source,
+              bool synchronous) override;
+    void deliver_unexpected(Unexpected* msg, const RecvTarget& target) override;
+    bool poll(int caller) override;
+    void block(int timeout_ms) override;
+    void interrupt() override { driver_->interrupt(); }
+    ProgressMode mode() const override { return config_.mode; }
+    const char* driver_name() const override { return driver_->name(); }
+    size_t eager_limit() const override { return eager_limit_; }
+    size_t rendezvous_threshold() const override { return rndv_threshold_; }
+    RankNetStats stats(int local) const override { return slots_[static_cast<size_t>(local)]->stats; }
+    void shutdown() override;
+
+private:
+    // send_path.cpp
+    void post_or_queue(int node, OutMsg&& msg);
+    bool try_post(int node, Peer& peer, OutMsg& msg);   // peer.lock held
+    void flush_peer(int node);
+    void flush_all_peers();
+    void send_control(int node, Header h);
+    void start_writes(SendOp* op, const Header& cts);
+    void send_op_done(SendOp* op);
+    void return_credit(int node);
+    uint32_t take_credits_to_return(Peer& peer);
+    uint32_t allocate_send_buffer();
+    void free_send_buffer(uint32_t index);
+
+    // recv_path.cpp
+    void dispatch_recv(const Completion& c);
+    void dispatch_write_imm(const Completion& c);
+    void handle_send_completion(const Completion& c);
+    void push_work(int local, WorkRequest* wr);
+    bool process_rank(int local, int thief, int thief_numa);
+    void process(int local, WorkRequest* wr);
+    void process_in_order(int local, WorkRequest* wr);
+    void on_eager(int local, const WorkRequest& wr);
+    void on_frag_first(int local, const WorkRequest& wr);
+    void on_frag(int local, const WorkRequest& wr);
+    void on_rts(int local, const WorkRequest& wr);
+    void on_cts(const WorkRequest& wr);
+    void on_write_done(uint64_t recv_op);
+    void start_rendezvous_recv(int local, const RecvTarget& target, const MatchBits& bits,
+                               size_t bytes, int src_node, int src_world, uint64_t send_id);
+    void copy_to_target(const RecvTarget& t, size_t offset, const char* data, size_t len);
+    void finish_recv_op(RecvOp* op);
+    void release_work(WorkRequest* wr);
+    bool drain_cqs();
+
+    std::unique_ptr<Driver> driver_;
+    NetworkConfig config_;
+    NetworkLayout layout_;
+    Upcalls upcalls_;
+    size_t buffer_size_ = 0, eager_limit_ = 0, rndv_threshold_ = 0, frag_payload_ = 0;
+
+    std::vector<std::unique_ptr<Peer>> peers_;
+    std::vector<std::unique_ptr<RankSlot>> slots_;
+    OpTable<SendOp> send_ops_;
+    OpTable<RecvOp> recv_ops_;
+    std::unique_ptr<RegistrationCache> rcache_;
+
+    // Send buffers: one registered slab.
+    std::unique_ptr<char[]> send_slab_;
+    MemoryRegion send_mr_{};
+    runtime::SpinLock send_free_lock_;
+    std::vector<uint32_t> send_free_;
+    uint32_t send_buffers_ = 0;
+
+    alignas(runtime::kCacheLine) runtime::SpinLock cq_lock_;
+    std::atomic<int> pool_out_{0};      // receive-pool buffers handed to ranks, not reposted
+    uint32_t pool_size_ = 0;
+    std::atomic<int> queued_{0};        // messages waiting in peer queues
+    std::atomic<int> inflight_{0};      // sends and writes posted, not completed
+
+    std::thread progress_thread_;
+    std::atomic<bool> stopping_{false};
+    std::atomic<bool> blocker_{false};
+};
+
+// Context of a send-CQ entry: what completed.
+inline constexpr uint64_t kCtxSendBuffer = 1ull << 60;
+inline constexpr uint64_t kCtxWrite = 2ull << 60;
+inline constexpr uint64_t kCtxMask = 0xfull << 60;
+
+}  // namespace mpc::ib

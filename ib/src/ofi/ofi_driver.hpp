@@ -1,0 +1,114 @@
+// The libfabric driver: FI_EP_MSG connections to every other node process,
+// one shared receive context holding the receive pool, one send CQ and one
+// receive CQ bound to every endpoint.
+//
+// Provider: DriverConfig::provider, else MPC_OFI_PROVIDER, else "tcp" (runs
+// on any host). Memory registration follows the provider's mr_mode:
+// descriptors only when it wants FI_MR_LOCAL, keys chosen here unless
+// FI_MR_PROV_KEY, regions addressed by offset unless FI_MR_VIRT_ADDR (see
+// MemoryRegion::remote_base). Remote CQ data rides on fi_writedata; when the
+// provider sets FI_RX_CQ_DATA it consumes a pool buffer, which this driver
+// reposts itself (tcp does not consume one).
+#pragma once
+
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../buffer_block.hpp"
+#include "../send_slots.hpp"
+#include "../wakeup_set.hpp"
+#include "ib/driver.hpp"
+#include "ofi_fid.hpp"
+
+namespace mpc::ib::ofi {
+
+class OfiDriver final : public Driver {
+  public:
+    // Null with *error set when the provider or a resource is unavailable.
+    static std::unique_ptr<Driver> open(const DriverConfig& config, std::string* error);
+    ~OfiDriver() override;
+
+    const char* name() const override { return "ofi"; }
+    std::string local_address() override { return local_address_; }
+    Status connect_all(const std::vector<std::string>& addresses) override;
+
+    Status register_memory(void* addr, size_t length, MemoryRegion* out) override;
+    void deregister_memory(MemoryRegion& mr) override;
+
+    void* recv_buffer(uint32_t index) override {
+        return pool_.data() + static_cast<size_t>(index) * config_.recv_buffer_size;
+    }
+    Status repost_recv(uint32_t index) override;
+
+    Status post_send(int peer, const void* buf, size_t len, void* desc, uint64_t context) override;
+    Status post_write(int peer, const void* buf, size_t len, void* desc, uint64_t remote_addr,
+                      uint64_t remote_key, bool has_imm, uint32_t imm, uint64_t context) override;
+
+    int poll_send_cq(Completion* out, int max) override;
+    int poll_recv_cq(Completion* out, int max) override;
+
+    void wait(int timeout_ms) override;
+    void interrupt() override { wakeup_.interrupt(); }
+
+  private:
+    // One per remote node process; the endpoint's fid context points here.
+    struct Connection {
+        int peer = -1;
+        FidPtr<fid_ep> ep;
+        std::unique_ptr<SendSlots> slots;
+        bool connected = false;
+    };
+
+    explicit OfiDriver(const DriverConfig& config) : config_(config) {}
+    bool init(std::string* error);
+    bool open_fabric(std::string* error);
+    bool open_queues(std::string* error);
+    bool open_pool(std::string* error);
+    bool listen(std::string* error);
+    bool make_endpoint(Connection& conn, fi_info* info, std::string* error);
+    Status connect_loop(int expected, std::string* error);
+
+    // Pool buffers travel as context index+1, so that a null context (tcp's
+    // WriteImm) never names a buffer.
+    static void* buffer_context(uint32_t index) {
+        return reinterpret_cast<void*>(static_cast<uintptr_t>(index) + 1);
+    }
+    bool is_buffer_context(void* context, uint32_t* index) const;
+    void fill_recv(Completion& c, uint64_t flags, void* context, size_t len, uint64_t data);
+    int read_send_error(Completion* out);
+    int read_recv_error(Completion* out);
+    Status post_status(SendSlot* slot, ssize_t ret, const char* what);
+
+    DriverConfig config_;
+    std::string provider_;
+    InfoPtr info_;
+    // Declaration order is teardown order reversed: endpoints go first, the
+    // fabric last.
+    FidPtr<fid_fabric> fabric_;
+    FidPtr<fid_domain> domain_;
+    FidPtr<fid_eq> eq_;
+    FidPtr<fid_cq> send_cq_;
+    FidPtr<fid_cq> recv_cq_;
+    BufferBlock pool_;
+    FidPtr<fid_mr> pool_mr_;
+    void* pool_desc_ = nullptr;
+    FidPtr<fid_ep> srx_;
+    FidPtr<fid_pep> pep_;
+    std::vector<Connection> connections_;  // indexed by node; never resized after open
+    WakeupSet wakeup_;
+
+    std::string local_address_;
+    bool need_desc_ = false;         // FI_MR_LOCAL
+    bool virt_addr_ = false;         // FI_MR_VIRT_ADDR
+    bool prov_key_ = false;          // FI_MR_PROV_KEY
+    bool imm_takes_buffer_ = false;  // FI_RX_CQ_DATA
+    std::atomic<uint64_t> next_key_{1};
+};
+
+}  // namespace mpc::ib::ofi

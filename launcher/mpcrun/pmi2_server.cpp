@@ -1,0 +1,319 @@
+// PMI-2 server of mpcrun: see pmi2_server.hpp.
+#include "pmi2_server.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace mpc::launcher {
+
+using runtime::pmi2::Message;
+
+Pmi2Server::Pmi2Server(int size, std::string jobid)
+    : clients_(static_cast<size_t>(size)), jobid_(std::move(jobid)) {
+    // Every node process stands for one node, so the mapping is one per node.
+    attrs_["PMI_process_mapping"] = "(vector,(0," + std::to_string(size) + ",1))";
+    attrs_["universeSize"] = std::to_string(size);
+}
+
+Pmi2Server::~Pmi2Server() {
+    for (Client& c : clients_) {
+        if (c.fd >= 0) close(c.fd);
+        if (c.child_fd >= 0) close(c.child_fd);
+    }
+}
+
+int Pmi2Server::open_channel(int client, std::string* error) {
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+        *error = std::string("socketpair failed: ") + strerror(errno);
+        return -1;
+    }
+    fcntl(sv[0], F_SETFL, fcntl(sv[0], F_GETFL) | O_NONBLOCK);
+    Client& c = clients_[static_cast<size_t>(client)];
+    c.fd = sv[0];
+    c.child_fd = sv[1];
+    return sv[1];
+}
+
+std::vector<std::pair<std::string, std::string>> Pmi2Server::child_environment(int client,
+                                                                               int child_fd) const {
+    return {{"PMI_FD", std::to_string(child_fd)},
+            {"PMI_RANK", std::to_string(client)},
+            {"PMI_SIZE", std::to_string(size())},
+            {"PMI_JOBID", jobid_}};
+}
+
+void Pmi2Server::close_child_end(int client) {
+    Client& c = clients_[static_cast<size_t>(client)];
+    if (c.child_fd >= 0) close(c.child_fd);
+    c.child_fd = -1;
+}
+
+short Pmi2Server::poll_events(int client) const {
+    const Client& c = clients_[static_cast<size_t>(client)];
+    if (c.fd < 0) return 0;
+    return static_cast<short>(POLLIN | (c.out.empty() ? 0 : POLLOUT));
+}
+
+void Pmi2Server::handle(int client, short revents) {
+    if (revents & POLLOUT) flush(client);
+    if (revents & (POLLIN | POLLHUP | POLLERR)) read_from(client);
+}
+
+void Pmi2Server::poll_once(int timeout_ms) {
+    std::vector<pollfd> fds;
+    std::vector<int> owner;
+    for (int i = 0; i < size(); ++i) {
+        if (fd(i) < 0) continue;
+        fds.push_back({fd(i), poll_events(i), 0});
+        owner.push_back(i);
+    }
+    if (poll(fds.data(), fds.size(), timeout_ms) <= 0) return;
+    for (size_t i = 0; i < fds.size(); ++i)
+        if (fds[i].revents) handle(owner[i], fds[i].revents);
+}
+
+void Pmi2Server::client_exited(int client, bool job_ending) {
+    Client& c = clients_[static_cast<size_t>(client)];
+    // What it wrote before dying (an abort, say) is in the socket already. A
+    // process it left behind may still hold its end: read what is there, no more.
+    read_from(client);
+    close_channel(client);
+    c.gone = true;
+    if (!job_ending) check_fence();
+}
+
+std::vector<Pmi2Server::Event> Pmi2Server::take_events() {
+    std::vector<Event> out;
+    out.swap(events_);
+    return out;
+}
+
+void Pmi2Server::read_from(int client) {
+    Client& c = clients_[static_cast<size_t>(client)];
+    char buf[16384];
+    while (c.fd >= 0) {
+        ssize_t n = read(c.fd, buf, sizeof(buf));
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+        if (n <= 0) {  // end of stream, or the peer vanished
+            close_channel(client);
+            return;
+        }
+        c.decoder.feed(buf, static_cast<size_t>(n));
+        for (;;) {
+            Message m;
+            bool v1 = false;
+            std::string error;
+            auto r = c.decoder.next(&m, &v1, &error);
+            if (r == runtime::pmi2::StreamDecoder::Result::kNeedMore) break;
+            if (r == runtime::pmi2::StreamDecoder::Result::kError) {
+                protocol_error(client, "malformed PMI message: " + error);
+                return;
+            }
+            dispatch(client, m, v1);
+            if (c.fd < 0) return;
+        }
+    }
+}
+
+void Pmi2Server::flush(int client) {
+    Client& c = clients_[static_cast<size_t>(client)];
+    while (c.fd >= 0 && !c.out.empty()) {
+        ssize_t n = send(c.fd, c.out.data(), c.out.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n > 0) {
+            c.out.erase(0, static_cast<size_t>(n));
+        } else if (n < 0 && errno == EINTR) {
+            continue;
+        } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            return;  // poll_events() now asks for POLLOUT
+        } else {
+            close_channel(client);
+        }
+    }
+}
+
+void Pmi2Server::close_channel(int client) {
+    Client& c = clients_[static_cast<size_t>(client)];
+    if (c.fd >= 0) close(c.fd);
+    c.fd = -1;
+    c.out.clear();
+}
+
+const std::map<std::string, Pmi2Server::Handler>& Pmi2Server::handlers() {
+    static const std::map<std::string, Handler> table = {
+        {"fullinit", &Pmi2Server::on_fullinit},
+        {"job-getid", &Pmi2Server::on_job_getid},
+        {"info-getjobattr", &Pmi2Server::on_getjobattr},
+        {"kvs-put", &Pmi2Server::on_kvs_put},
+        {"kvs-fence", &Pmi2Server::on_kvs_fence},
+        {"kvs-get", &Pmi2Server::on_kvs_get},
+        {"abort", &Pmi2Server::on_abort},
+        {"finalize", &Pmi2Server::on_finalize},
+    };
+    return table;
+}
+
+void Pmi2Server::dispatch(int client, const Message& m, bool v1) {
+    Client& c = clients_[static_cast<size_t>(client)];
+    if (v1) {
+        if (m.cmd() != "init") {
+            protocol_error(client, "PMI-1 command '" + m.cmd() + "': mpcrun serves PMI-2 only");
+            return;
+        }
+        long version = 0;
+        bool ok = m.get_int("pmi_version", &version) && version == 2;
+        Message resp("response_to_init");
+        resp.add_int("pmi_version", 2).add_int("pmi_subversion", 0).add_int("rc", ok ? 0 : 1);
+        c.out += runtime::pmi2::format_v1_line(resp);
+        flush(client);
+        if (!ok)
+            protocol_error(client, "it asked for PMI version " + m.get("pmi_version", "?") +
+                                       "; mpcrun serves PMI-2 only");
+        return;
+    }
+    auto it = handlers().find(m.cmd());
+    if (it == handlers().end()) {
+        Message resp(m.cmd() + "-response");
+        resp.add_int("rc", 1).add("errmsg", "mpcrun does not serve " + m.cmd());
+        reply(client, std::move(resp), m);
+        return;
+    }
+    (this->*(it->second))(client, m);
+}
+
+void Pmi2Server::reply(int client, Message resp, const Message& request) {
+    Client& c = clients_[static_cast<size_t>(client)];
+    if (const std::string* thrid = request.find("thrid")) resp.add("thrid", *thrid);
+    std::string frame, error;
+    if (!runtime::pmi2::format_frame(resp, &frame, &error)) {
+        protocol_error(client, "cannot answer: " + error);
+        return;
+    }
+    c.out += frame;
+    flush(client);
+}
+
+void Pmi2Server::protocol_error(int client, const std::string& what) {
+    events_.push_back({Event::Kind::kProtocolError, client, 1, what});
+    close_channel(client);
+}
+
+void Pmi2Server::on_fullinit(int client, const Message& m) {
+    Message resp("fullinit-response");
+    resp.add_int("rc", 0).add_int("pmi-version", 2).add_int("pmi-subversion", 0);
+    resp.add_int("rank", client).add_int("size", size()).add_int("appnum", 0);
+    resp.add_bool("debugged", false).add_bool("pmiverbose", false);
+    reply(client, std::move(resp), m);
+}
+
+void Pmi2Server::on_job_getid(int client, const Message& m) {
+    Message resp("job-getid-response");
+    resp.add_int("rc", 0).add("jobid", jobid_);
+    reply(client, std::move(resp), m);
+}
+
+void Pmi2Server::on_getjobattr(int client, const Message& m) {
+    Message resp("info-getjobattr-response");
+    resp.add_int("rc", 0);
+    auto it = attrs_.find(m.get("key"));
+    resp.add_bool("found", it != attrs_.end());
+    if (it != attrs_.end()) resp.add("value", it->second);
+    reply(client, std::move(resp), m);
+}
+
+void Pmi2Server::on_kvs_put(int client, const Message& m) {
+    Message resp("kvs-put-response");
+    const std::string* key = m.find("key");
+    const std::string* value = m.find("value");
+    if (!key || !value || !runtime::pmi2::valid_key(*key)) {
+        resp.add_int("rc", 1).add("errmsg", "kvs-put needs a valid key and a value");
+    } else {
+        clients_[static_cast<size_t>(client)].puts.emplace_back(*key, *value);
+        resp.add_int("rc", 0);
+    }
+    reply(client, std::move(resp), m);
+}
+
+void Pmi2Server::on_kvs_fence(int client, const Message& m) {
+    Client& c = clients_[static_cast<size_t>(client)];
+    if (c.in_fence) {
+        protocol_error(client, "kvs-fence sent twice without waiting for the answer");
+        return;
+    }
+    c.in_fence = true;
+    c.fence_request = m;
+    check_fence();
+}
+
+void Pmi2Server::on_kvs_get(int client, const Message& m) {
+    Message resp("kvs-get-response");
+    resp.add_int("rc", 0);
+    auto it = kvs_.find(m.get("key"));
+    resp.add_bool("found", it != kvs_.end());
+    if (it != kvs_.end()) resp.add("value", it->second);
+    reply(client, std::move(resp), m);
+}
+
+void Pmi2Server::on_abort(int client, const Message& m) {
+    long status = 1;
+    if (!m.get_int("exitcode", &status)) status = 1;
+    std::string text = m.find("msg") ? m.get("msg") : m.get("message");
+    events_.push_back({Event::Kind::kAbort, client, static_cast<int>(status), text});
+}
+
+void Pmi2Server::on_finalize(int client, const Message& m) {
+    Message resp("finalize-response");
+    resp.add_int("rc", 0);
+    reply(client, std::move(resp), m);
+    clients_[static_cast<size_t>(client)].finalized = true;
+    check_fence();
+}
+
+// Completes the fence when every client has joined it; fails it when one
+// never can (it finalized or ended).
+void Pmi2Server::check_fence() {
+    int waiting = 0, absent = -1;
+    for (int i = 0; i < size(); ++i) {
+        const Client& c = clients_[static_cast<size_t>(i)];
+        if (c.in_fence)
+            ++waiting;
+        else if ((c.finalized || c.gone) && absent < 0)
+            absent = i;
+    }
+    if (waiting == 0) return;
+    if (waiting == size()) {
+        for (Client& c : clients_) {  // in client order: a later put of a key wins
+            for (auto& kv : c.puts) kvs_[kv.first] = std::move(kv.second);
+            c.puts.clear();
+        }
+        for (int i = 0; i < size(); ++i) {
+            Client& c = clients_[static_cast<size_t>(i)];
+            c.in_fence = false;
+            Message resp("kvs-fence-response");
+            resp.add_int("rc", 0);
+            reply(i, std::move(resp), c.fence_request);
+        }
+        return;
+    }
+    if (absent < 0) return;
+    const Client& gone = clients_[static_cast<size_t>(absent)];
+    std::string why = "node process " + std::to_string(absent) +
+                      (gone.finalized ? " finalized" : " ended") +
+                      " without joining this kvs-fence";
+    for (int i = 0; i < size(); ++i) {
+        Client& c = clients_[static_cast<size_t>(i)];
+        if (!c.in_fence) continue;
+        c.in_fence = false;
+        Message resp("kvs-fence-response");
+        resp.add_int("rc", 1).add("errmsg", why);
+        reply(i, std::move(resp), c.fence_request);
+    }
+}
+
+}  // namespace mpc::launcher

@@ -1,0 +1,108 @@
+// mpcrun/pmi2_server: the PMI-2 server of a local launch.
+//
+// One socketpair per node process ("client"); the child gets its end as PMI_FD
+// together with PMI_RANK, PMI_SIZE and PMI_JOBID, the variables Slurm and
+// hydra set. The server answers init, fullinit, job-getid, info-getjobattr,
+// kvs-put, kvs-fence, kvs-get, abort and finalize. kvs-fence is a barrier of
+// all clients; puts become visible to kvs-get when the fence completes. A
+// fence that can no longer complete (a client finalized or ended without
+// joining it) fails with an error answer instead of hanging.
+//
+// The server never blocks and never owns the event loop: mpcrun polls fd()
+// with poll_events() and calls handle(); abort and protocol errors come back
+// as events for mpcrun to end the job. It never kills or waits for processes.
+#pragma once
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "runtime/pmi2_wire.hpp"
+
+namespace mpc::launcher {
+
+class Pmi2Server {
+  public:
+    struct Event {
+        enum class Kind { kAbort, kProtocolError };
+        Kind kind;
+        int client;
+        int status;           // abort: the exit code asked for
+        std::string message;  // abort: the client's message; error: what was wrong
+    };
+
+    // size clients; PMI_process_mapping says one node process per node.
+    Pmi2Server(int size, std::string jobid);
+    ~Pmi2Server();
+    Pmi2Server(const Pmi2Server&) = delete;
+    Pmi2Server& operator=(const Pmi2Server&) = delete;
+
+    int size() const { return static_cast<int>(clients_.size()); }
+    void set_job_attr(const std::string& key, const std::string& value) { attrs_[key] = value; }
+
+    // Creates client's socketpair and returns the child's end, close-on-exec
+    // (the child clears the flag on its copy); -1 with *error on failure.
+    int open_channel(int client, std::string* error);
+    // The variables the child of client needs, child_fd being its end.
+    std::vector<std::pair<std::string, std::string>> child_environment(int client,
+                                                                       int child_fd) const;
+    // In the parent, after fork: its copy of the child's end is not needed.
+    void close_child_end(int client);
+
+    // Polling: the server's end of client's channel (-1 once closed), the
+    // events to wait for, and what to do when poll() reports revents.
+    int fd(int client) const { return clients_[static_cast<size_t>(client)].fd; }
+    short poll_events(int client) const;
+    void handle(int client, short revents);
+    // One poll() round over every channel (tests, simple loops).
+    void poll_once(int timeout_ms);
+
+    // The node process ended: what it sent is processed, then the channel is
+    // closed. Unless the job is ending anyway, fences it will never join fail.
+    void client_exited(int client, bool job_ending);
+
+    std::vector<Event> take_events();
+    bool finalized(int client) const { return clients_[static_cast<size_t>(client)].finalized; }
+
+  private:
+    struct Client {
+        int fd = -1;
+        int child_fd = -1;
+        runtime::pmi2::StreamDecoder decoder;
+        std::string out;  // answers not yet written
+        bool in_fence = false;
+        bool finalized = false;
+        bool gone = false;
+        std::vector<std::pair<std::string, std::string>> puts;  // until the next fence
+        runtime::pmi2::Message fence_request;                   // answered when the fence ends
+    };
+    using Handler = void (Pmi2Server::*)(int, const runtime::pmi2::Message&);
+
+    void read_from(int client);
+    void flush(int client);
+    void close_channel(int client);
+    void dispatch(int client, const runtime::pmi2::Message& m, bool v1);
+    void reply(int client, runtime::pmi2::Message m, const runtime::pmi2::Message& request);
+    void protocol_error(int client, const std::string& what);
+    void check_fence();
+
+    void on_fullinit(int client, const runtime::pmi2::Message& m);
+    void on_job_getid(int client, const runtime::pmi2::Message& m);
+    void on_getjobattr(int client, const runtime::pmi2::Message& m);
+    void on_kvs_put(int client, const runtime::pmi2::Message& m);
+    void on_kvs_fence(int client, const runtime::pmi2::Message& m);
+    void on_kvs_get(int client, const runtime::pmi2::Message& m);
+    void on_abort(int client, const runtime::pmi2::Message& m);
+    void on_finalize(int client, const runtime::pmi2::Message& m);
+
+    static const std::map<std::string, Handler>& handlers();
+
+    std::vector<Client> clients_;
+    std::string jobid_;
+    std::map<std::string, std::string> attrs_;
+    std::map<std::string, std::string> kvs_;
+    std::vector<Event> events_;
+};
+
+}  // namespace mpc::launcher

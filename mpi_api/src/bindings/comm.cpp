@@ -1,0 +1,285 @@
+// Communicator constructors, destructor, comparison and accessors.
+#include <cstring>
+
+#include "mpi_api/comm_ops.hpp"
+#include "object_checks.hpp"
+
+using namespace mpc::mpi;
+
+namespace {
+
+// Every member of g must be a rank of c.
+int check_subgroup(const Comm* c, const GroupData& g) {
+    for (int r = 0; r < g.size; ++r)
+        if (c->group->rank_of(g.world_rank(r)) == MPI_UNDEFINED)
+            return make_error(MPI_ERR_GROUP,
+                              "rank %d of the group (world rank %d) is not in the communicator", r,
+                              g.world_rank(r));
+    return MPI_SUCCESS;
+}
+
+MPI_Comm handle_of(const Comm* c) { return c ? c->handle : MPI_COMM_NULL; }
+
+}  // namespace
+
+extern "C" {
+
+int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
+    MPC_ENTER_ACTIVE(Comm_dup);
+    Comm *c = nullptr, *n = nullptr;
+    if (int e = check_comm(comm, &c)) return raise(nullptr, e);
+    MPC_TRY(c, check_not_null(newcomm, "newcomm"));
+    MPC_TRY(c, comm_dup(c, &n));
+    *newcomm = handle_of(n);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
+    MPC_ENTER_ACTIVE(Comm_dup_with_info);
+    Comm *c = nullptr, *n = nullptr;
+    Info* i = nullptr;
+    if (int e = check_comm(comm, &c)) return raise(nullptr, e);
+    MPC_TRY(c, check_not_null(newcomm, "newcomm"));
+    MPC_TRY(c, check_info_arg(info, &i));
+    MPC_TRY(c, comm_dup(c, &n));
+    n->hints.clear();
+    if (i)
+        for (const auto& [k, v] : i->entries) n->hints[k] = v;
+    *newcomm = handle_of(n);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
+    MPC_ENTER_ACTIVE(Comm_split);
+    Comm *c = nullptr, *n = nullptr;
+    if (int e = check_comm(comm, &c)) return raise(nullptr, e);
+    MPC_TRY(c, check_not_null(newcomm, "newcomm"));
+    if (color < 0 && color != MPI_UNDEFINED)
+        return raise(c, make_error(MPI_ERR_ARG, "color %d: colors are >= 0 or MPI_UNDEFINED",
+                                   color));
+    MPC_TRY(c, check_intra(c));
+    MPC_TRY(c, comm_split(c, color, key, &n));
+    *newcomm = handle_of(n);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
+                         MPI_Comm* newcomm) {
+    MPC_ENTER_ACTIVE(Comm_split_type);
+    Comm *c = nullptr, *n = nullptr;
+    Info* i = nullptr;
+    if (int e = check_comm(comm, &c)) return raise(nullptr, e);
+    MPC_TRY(c, check_not_null(newcomm, "newcomm"));
+    MPC_TRY(c, check_info_arg(info, &i));
+    if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED)
+        return raise(c, make_error(MPI_ERR_ARG,
+                                   "split_type %d: MPI_COMM_TYPE_SHARED or MPI_UNDEFINED expected",
+                                   split_type));
+    MPC_TRY(c, check_intra(c));
+    // Shared memory spans exactly the ranks of the caller's node process.
+    const int color = split_type == MPI_UNDEFINED
+                          ? MPI_UNDEFINED
+                          : world().node_of[static_cast<size_t>(me->world_rank)];
+    MPC_TRY(c, comm_split(c, color, key, &n));
+    *newcomm = handle_of(n);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
+    MPC_ENTER_ACTIVE(Comm_create);
+    Comm *c = nullptr, *n = nullptr;
+    Group* g = nullptr;
+    if (int e = check_comm(comm, &c)) return raise(nullptr, e);
+    MPC_TRY(c, check_not_null(newcomm, "newcomm"));
+    MPC_TRY(c, check_group(group, &g));
+    MPC_TRY(c, check_intra(c));
+    MPC_TRY(c, check_subgroup(c, *g->data));
+    MPC_TRY(c, comm_create(c, g->data, &n));
+    *newcomm = handle_of(n);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm) {
+    MPC_ENTER_ACTIVE(Comm_create_group);
+    Comm *c = nullptr, *n = nullptr;
+    Group* g = nullptr;
+    if (int e = check_comm(comm, &c)) return raise(nullptr, e);
+    MPC_TRY(c, check_not_null(newcomm, "newcomm"));
+    MPC_TRY(c, check_group(group, &g));
+    MPC_TRY(c, check_intra(c));
+    MPC_TRY(c, check_tag(tag, false));
+    MPC_TRY(c, check_subgroup(c, *g->data));
+    MPC_TRY(c, comm_create_group(c, g->data, tag, &n));
+    *newcomm = handle_of(n);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_free(MPI_Comm* comm) {
+    MPC_ENTER_ACTIVE(Comm_free);
+    Comm* c = nullptr;
+    if (!comm) return raise(nullptr, make_error(MPI_ERR_ARG, "comm is NULL"));
+    if (int e = check_comm(*comm, &c)) return raise(nullptr, e);
+    if (c->predefined)
+        return raise(c, make_error(MPI_ERR_COMM, "%s cannot be freed", c->name.c_str()));
+    MPC_TRY(c, comm_free(c));
+    *comm = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) {
+    MPC_ENTER_ACTIVE(Comm_compare);
+    Comm *a = nullptr, *b = nullptr;
+    if (int e = check_comm(comm1, &a)) return raise(nullptr, e);
+    if (int e = check_comm(comm2, &b)) return raise(nullptr, e);
+    if (!result) return raise(a, make_error(MPI_ERR_ARG, "result is NULL"));
+    *result = comm_compare(a, b);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_group(MPI_Comm comm, MPI_Group* group) {
+    MPC_ENTER_ACTIVE(Comm_group);
+    Comm* c = nullptr;
+    if (int e = check_comm(comm, &c)) return raise(nullptr, e);
+    if (!group) return raise(c, make_error(MPI_ERR_ARG, "group is NULL"));
+    *group = group_create(c->group);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_remote_size(MPI_Comm comm, int* size) {
+    MPC_ENTER_ACTIVE(Comm_remote_size);
+    Comm* c = nullptr;
+    if (int e = check_comm(comm, &c)) return raise(nullptr, e);
+    if (!size) return raise(c, make_error(MPI_ERR_ARG, "size is NULL"));
+    if (!c->is_inter())
+        return raise(c, make_error(MPI_ERR_COMM, "MPI_Comm_remote_size needs an intercommunicator"));
+    *size = c->remote_group->size;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group* group) {
+    MPC_ENTER_ACTIVE(Comm_remote_group);
+    Comm* c = nullptr;
+    if (int e = check_comm(comm, &c)) return raise(nullptr, e);
+    if (!group) return raise(c, make_error(MPI_ERR_ARG, "group is NULL"));
+    if (!c->is_inter())
+        return raise(c,
+                     make_error(MPI_ERR_COMM, "MPI_Comm_remote_group needs an intercommunicator"));
+    *group = group_create(c->remote_group);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_test_inter(MPI_Comm comm, int* flag) {
+    MPC_ENTER_ACTIVE(Comm_test_inter);
+    Comm* c = nullptr;
+    if (int e = check_comm(comm, &c)) return raise(nullptr, e);
+    if (!flag) return raise(c, make_error(MPI_ERR_ARG, "flag is NULL"));
+    *flag = c->is_inter();
+    return MPI_SUCCESS;
+}
+
+int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
+                          int remote_leader, int tag, MPI_Comm* newintercomm) {
+    MPC_ENTER_ACTIVE(Intercomm_create);
+    Comm *c = nullptr, *peer = nullptr, *n = nullptr;
+    if (int e = check_comm(local_comm, &c)) return raise(nullptr, e);
+    MPC_TRY(c, check_not_null(newintercomm, "newintercomm"));
+    MPC_TRY(c, check_intra(c));
+    if (local_leader < 0 || local_leader >= c->size)
+        return raise(c, make_error(MPI_ERR_RANK, "local_leader %d: the local communicator has %d "
+                                                 "ranks", local_leader, c->size));
+    MPC_TRY(c, check_tag(tag, false));
+    if (c->rank == local_leader) {  // peer_comm and remote_leader matter there only
+        if (int e = check_comm(peer_comm, &peer)) return raise(c, e);
+        MPC_TRY(c, check_intra(peer));
+        if (remote_leader < 0 || remote_leader >= peer->size || remote_leader == peer->rank)
+            return raise(c, make_error(MPI_ERR_RANK,
+                                       "remote_leader %d is not another rank of peer_comm (size "
+                                       "%d)", remote_leader, peer->size));
+    }
+    MPC_TRY(c, intercomm_create(c, local_leader, peer, remote_leader, tag, &n));
+    *newintercomm = handle_of(n);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newintracomm) {
+    MPC_ENTER_ACTIVE(Intercomm_merge);
+    Comm *c = nullptr, *n = nullptr;
+    if (int e = check_comm(intercomm, &c)) return raise(nullptr, e);
+    MPC_TRY(c, check_not_null(newintracomm, "newintracomm"));
+    if (!c->is_inter())
+        return raise(c, make_error(MPI_ERR_COMM, "MPI_Intercomm_merge needs an intercommunicator"));
+    MPC_TRY(c, intercomm_merge(c, high != 0, &n));
+    *newintracomm = handle_of(n);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_set_name(MPI_Comm comm, const char* comm_name) {
+    MPC_ENTER_ACTIVE(Comm_set_name);
+    Comm* c = nullptr;
+    if (int e = check_comm(comm, &c)) return raise(nullptr, e);
+    if (!comm_name) return raise(c, make_error(MPI_ERR_ARG, "comm_name is NULL"));
+    c->name.assign(comm_name, strnlen(comm_name, MPI_MAX_OBJECT_NAME - 1));
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_get_name(MPI_Comm comm, char* comm_name, int* resultlen) {
+    MPC_ENTER_ACTIVE(Comm_get_name);
+    Comm* c = nullptr;
+    if (int e = check_comm(comm, &c)) return raise(nullptr, e);
+    if (!comm_name || !resultlen)
+        return raise(c, make_error(MPI_ERR_ARG, "comm_name or resultlen is NULL"));
+    memcpy(comm_name, c->name.c_str(), c->name.size() + 1);
+    *resultlen = static_cast<int>(c->name.size());
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info) {
+    MPC_ENTER_ACTIVE(Comm_set_info);
+    Comm* c = nullptr;
+    Info* i = nullptr;
+    if (int e = check_comm(comm, &c)) return raise(nullptr, e);
+    MPC_TRY(c, check_info_arg(info, &i));
+    if (i)
+        for (const auto& [k, v] : i->entries) c->hints[k] = v;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info* info_used) {
+    MPC_ENTER_ACTIVE(Comm_get_info);
+    Comm* c = nullptr;
+    if (int e = check_comm(comm, &c)) return raise(nullptr, e);
+    if (!info_used) return raise(c, make_error(MPI_ERR_ARG, "info_used is NULL"));
+    Info copy;
+    for (const auto& [k, v] : c->hints) copy.set(k, v);
+    *info_used = info_create(std::move(copy));
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_get_parent(MPI_Comm* parent) {
+    MPC_ENTER_ACTIVE(Comm_get_parent);
+    if (!parent) return raise(nullptr, make_error(MPI_ERR_ARG, "parent is NULL"));
+    *parent = MPI_COMM_NULL;  // no process is ever spawned
+    return MPI_SUCCESS;
+}
+
+}  // extern "C"
+
+MPC_WEAK(MPI_Comm_dup)
+MPC_WEAK(MPI_Comm_dup_with_info)
+MPC_WEAK(MPI_Comm_split)
+MPC_WEAK(MPI_Comm_split_type)
+MPC_WEAK(MPI_Comm_create)
+MPC_WEAK(MPI_Comm_create_group)
+MPC_WEAK(MPI_Comm_free)
+MPC_WEAK(MPI_Comm_compare)
+MPC_WEAK(MPI_Comm_group)
+MPC_WEAK(MPI_Comm_remote_size)
+MPC_WEAK(MPI_Comm_remote_group)
+MPC_WEAK(MPI_Comm_test_inter)
+MPC_WEAK(MPI_Intercomm_create)
+MPC_WEAK(MPI_Intercomm_merge)
+MPC_WEAK(MPI_Comm_set_name)
+MPC_WEAK(MPI_Comm_get_name)
+MPC_WEAK(MPI_Comm_set_info)
+MPC_WEAK(MPI_Comm_get_info)
+MPC_WEAK(MPI_Comm_get_parent)

@@ -1,0 +1,256 @@
+// Communicator constructors, destructor and comparison (comm_ops.hpp).
+#include <algorithm>
+#include <tuple>
+
+#include "mpi_api/attributes.hpp"
+#include "mpi_api/comm_ops.hpp"
+#include "mpi_api/context_id.hpp"
+#include "mpi_api/datatype.hpp"
+#include "mpi_api/errors.hpp"
+#include "mpi_api/internal_coll.hpp"
+#include "mpi_api/p2p.hpp"
+#include "mpi_api/rank.hpp"
+
+namespace mpc::mpi {
+namespace {
+
+// Agreement priority: by the parent's context, then a sub-key (create_group tags).
+uint64_t key_of(const Comm* parent, uint32_t sub = 0) {
+    return (uint64_t{parent->context} << 32) | sub;
+}
+// Intercomm_create has no common parent: after every other agreement, by tag.
+uint64_t intercomm_create_key(int tag) {
+    return (uint64_t{0xffffffffu} << 32) | static_cast<uint32_t>(tag);
+}
+
+Datatype* int_type() { return datatype_lookup(MPI_INT); }
+
+Comm* build_intracomm(const Comm* parent, uint32_t context, GroupRef group, int rank) {
+    Comm* c = comm_allocate(parent->owner);
+    c->context = context;
+    c->size = group->size;
+    c->group = std::move(group);
+    c->rank = rank;
+    c->errhandler = parent->errhandler;
+    return c;
+}
+
+// contexts[0] for the intercommunicator, contexts[1] for its local_comm (the
+// two groups' local_comms share that pair: they have no member in common).
+Comm* build_intercomm(const Comm* parent, const uint32_t* contexts, GroupRef local,
+                      GroupRef remote, int rank) {
+    Comm* c = comm_allocate(parent->owner);
+    c->context = contexts[0];
+    c->size = local->size;
+    c->group = local;
+    c->remote_group = std::move(remote);
+    c->rank = rank;
+    c->errhandler = parent->errhandler;
+    c->local_comm = std::make_unique<Comm>();
+    Comm& lc = *c->local_comm;
+    lc.owner = parent->owner;
+    lc.context = contexts[1];
+    lc.size = local->size;
+    lc.group = std::move(local);
+    lc.rank = rank;
+    lc.errhandler = parent->errhandler;
+    return c;
+}
+
+// Agreement among all ranks of intracommunicator old.
+int agree_over(Comm* old, bool claims, uint32_t* context) {
+    Agreement a;
+    a.local = Team::all(old);
+    a.tags.sequence = old;
+    a.key = key_of(old);
+    a.claims = claims;
+    return agree_contexts(old->owner, a, 1, context);
+}
+
+// Agreement among both groups of intercommunicator inter.
+int agree_over_inter(Comm* inter, int npairs, uint32_t* contexts) {
+    Comm* lc = inter->local_comm.get();
+    Agreement a;
+    a.local = Team::all(lc);
+    a.tags.sequence = lc;
+    a.cross = inter;
+    a.cross_peer = 0;
+    a.cross_tags.sequence = inter;
+    a.key = key_of(inter);
+    return agree_contexts(inter->owner, a, npairs, contexts);
+}
+
+int not_on_intercomm(const char* what) {
+    return make_error(MPI_ERR_COMM, "%s on an intercommunicator is not supported yet", what);
+}
+
+std::vector<int> world_ranks(const GroupData& g) {
+    std::vector<int> w(static_cast<size_t>(g.size));
+    for (int r = 0; r < g.size; ++r) w[static_cast<size_t>(r)] = g.world_rank(r);
+    return w;
+}
+
+}  // namespace
+
+int comm_dup(Comm* old, Comm** out) {
+    uint32_t ctx[2];
+    Comm* c;
+    if (old->is_inter()) {
+        if (int e = agree_over_inter(old, 2, ctx)) return e;
+        c = build_intercomm(old, ctx, old->group, old->remote_group, old->rank);
+    } else {
+        if (int e = agree_over(old, true, ctx)) return e;
+        c = build_intracomm(old, ctx[0], old->group, old->rank);
+    }
+    c->hints = old->hints;
+    c->topology = old->topology;
+    if (int e = comm_attrs_copy(old, c)) {
+        comm_free(c);
+        return e;
+    }
+    *out = c;
+    return MPI_SUCCESS;
+}
+
+int comm_split(Comm* old, int color, int key, Comm** out) {
+    if (old->is_inter()) return not_on_intercomm("MPI_Comm_split");
+    const int n = old->size;
+    std::vector<int> all(2 * static_cast<size_t>(n));
+    const int mine[2] = {color, key};
+    allgather_ints(Team::all(old), mine, 2, all.data(), next_coll_tag(old));
+
+    // Members of the caller's color ordered by (key, rank in old).
+    std::vector<std::tuple<int, int>> members;
+    for (int r = 0; r < n && color != MPI_UNDEFINED; ++r)
+        if (all[2 * static_cast<size_t>(r)] == color)
+            members.emplace_back(all[2 * static_cast<size_t>(r) + 1], r);
+    std::sort(members.begin(), members.end());
+
+    // One agreement for all colors: the new communicators are disjoint, so
+    // they can share the pair.
+    uint32_t ctx;
+    if (int e = agree_over(old, color != MPI_UNDEFINED, &ctx)) return e;
+    *out = nullptr;
+    if (color == MPI_UNDEFINED) return MPI_SUCCESS;
+    std::vector<int> w;
+    int rank = 0;
+    for (const auto& [k, r] : members) {
+        if (r == old->rank) rank = static_cast<int>(w.size());
+        w.push_back(old->group->world_rank(r));
+    }
+    *out = build_intracomm(old, ctx, group_from_world_ranks(std::move(w)), rank);
+    return MPI_SUCCESS;
+}
+
+int comm_create(Comm* old, const GroupRef& group, Comm** out) {
+    if (old->is_inter()) return not_on_intercomm("MPI_Comm_create");
+    const int rank = group->rank_of(old->owner->world_rank);
+    uint32_t ctx;
+    if (int e = agree_over(old, rank != MPI_UNDEFINED, &ctx)) return e;
+    *out = rank == MPI_UNDEFINED ? nullptr : build_intracomm(old, ctx, group, rank);
+    return MPI_SUCCESS;
+}
+
+int comm_create_group(Comm* old, const GroupRef& group, int tag, Comm** out) {
+    *out = nullptr;
+    const int rank = group->rank_of(old->owner->world_rank);
+    if (rank == MPI_UNDEFINED) return MPI_SUCCESS;
+    Team team{old, group->size, rank, {}};
+    team.members.resize(static_cast<size_t>(group->size));
+    for (int r = 0; r < group->size; ++r)
+        team.members[static_cast<size_t>(r)] = old->group->rank_of(group->world_rank(r));
+    Agreement a;
+    a.local = std::move(team);
+    a.tags.fixed = kInternalTagBase | tag;
+    a.key = key_of(old, 1 + static_cast<uint32_t>(tag));
+    uint32_t ctx;
+    if (int e = agree_contexts(old->owner, a, 1, &ctx)) return e;
+    *out = build_intracomm(old, ctx, group, rank);
+    return MPI_SUCCESS;
+}
+
+int intercomm_create(Comm* local, int local_leader, Comm* peer, int remote_leader, int tag,
+                     Comm** out) {
+    const int ptag = kInternalTagBase | tag;
+    const bool leader = local->rank == local_leader;
+    const Team team = Team::all(local);
+    std::vector<int> mine = world_ranks(*local->group), remote;
+
+    // The leaders swap their groups over peer, then tell their group.
+    int sizes[2] = {local->size, 0};
+    if (leader)
+        coll_sendrecv(peer, &sizes[0], 1, int_type(), remote_leader, &sizes[1], 1, int_type(),
+                      remote_leader, ptag);
+    const int btag = next_coll_tag(local);
+    tree_bcast(team, &sizes[1], sizeof(int), local_leader, btag);
+    remote.resize(static_cast<size_t>(sizes[1]));
+    if (leader)
+        coll_sendrecv(peer, mine.data(), sizes[0], int_type(), remote_leader, remote.data(),
+                      sizes[1], int_type(), remote_leader, ptag);
+    tree_bcast(team, remote.data(), remote.size() * sizeof(int), local_leader, btag);
+
+    GroupRef rgroup = group_from_world_ranks(remote);
+    for (int w : mine)  // same verdict in both groups: they hold the same lists
+        if (rgroup->rank_of(w) != MPI_UNDEFINED)
+            return make_error(MPI_ERR_COMM,
+                              "MPI_Intercomm_create: world rank %d is in both groups (the groups "
+                              "must be disjoint)",
+                              w);
+    Agreement a;
+    a.local = team;
+    a.root = local_leader;
+    a.tags.sequence = local;
+    if (leader) {
+        a.cross = peer;
+        a.cross_peer = remote_leader;
+    }
+    a.cross_tags.fixed = ptag;
+    a.key = intercomm_create_key(tag);
+    uint32_t ctx[2];
+    if (int e = agree_contexts(local->owner, a, 2, ctx)) return e;
+    *out = build_intercomm(local, ctx, local->group, std::move(rgroup), local->rank);
+    return MPI_SUCCESS;
+}
+
+int intercomm_merge(Comm* inter, bool high, Comm** out) {
+    Comm* lc = inter->local_comm.get();
+    // The leaders swap their group's `high`; the group follows its leader's.
+    int flags[2] = {high ? 1 : 0, 0};
+    const int itag = next_coll_tag(inter);
+    if (lc->rank == 0)
+        coll_sendrecv(inter, &flags[0], 1, int_type(), 0, &flags[1], 1, int_type(), 0, itag);
+    tree_bcast(Team::all(lc), flags, sizeof(flags), 0, next_coll_tag(lc));
+    // Equal `high`: the group holding the lower world rank goes first.
+    const bool local_first = flags[0] != flags[1]
+                                 ? flags[0] == 0
+                                 : inter->group->world_rank(0) < inter->remote_group->world_rank(0);
+
+    uint32_t ctx;
+    if (int e = agree_over_inter(inter, 1, &ctx)) return e;
+    const GroupData& first = local_first ? *inter->group : *inter->remote_group;
+    const GroupData& second = local_first ? *inter->remote_group : *inter->group;
+    std::vector<int> w = world_ranks(first), w2 = world_ranks(second);
+    w.insert(w.end(), w2.begin(), w2.end());
+    const int rank = local_first ? inter->rank : inter->remote_group->size + inter->rank;
+    *out = build_intracomm(inter, ctx, group_from_world_ranks(std::move(w)), rank);
+    return MPI_SUCCESS;
+}
+
+int comm_free(Comm* c) {
+    if (int e = comm_attrs_delete_all(c)) return e;
+    RankState* me = c->owner;
+    release_context(me, c->context);
+    if (c->local_comm) release_context(me, c->local_comm->context);
+    comm_release(c);
+    return MPI_SUCCESS;
+}
+
+int comm_compare(const Comm* a, const Comm* b) {
+    if (a == b) return MPI_IDENT;
+    if (a->is_inter() != b->is_inter()) return MPI_UNEQUAL;
+    int result = group_compare(*a->group, *b->group);
+    if (a->is_inter()) result = std::max(result, group_compare(*a->remote_group, *b->remote_group));
+    return result == MPI_IDENT ? MPI_CONGRUENT : result;
+}
+
+}  // namespace mpc::mpi

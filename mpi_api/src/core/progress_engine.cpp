@@ -1,0 +1,72 @@
+#include "mpi_api/progress_engine.hpp"
+
+#include <algorithm>
+
+#include "mpi_api/net.hpp"
+#include "mpi_api/rank.hpp"
+#include "mpi_api/request.hpp"
+
+namespace mpc::mpi {
+namespace {
+
+std::atomic<PollMode> g_mode{PollMode::Collaborative};
+
+}  // namespace
+
+void set_poll_mode(PollMode mode) { g_mode.store(mode); }
+
+void progress_add(RankState* owner, Progressable* p) {
+    owner->progress_lock.lock();
+    owner->in_progress.push_back(p);
+    owner->progress_lock.unlock();
+    owner->progress_pending.store(true, std::memory_order_release);
+    progress_rank(owner);
+}
+
+void progress_notify(RankState* owner) {
+    owner->progress_pending.store(true, std::memory_order_seq_cst);
+    // The owner may be the only one allowed to progress (wait mode): wake it.
+    if (sched::Waiter* w = owner->doorbell.load(std::memory_order_seq_cst)) w->unpark();
+}
+
+bool progress_rank(RankState* owner) {
+    if (!owner->progress_pending.load(std::memory_order_acquire)) return false;
+    if (!owner->progress_lock.try_lock()) return false;
+    Request* finished[16];
+    int nfinished = 0;
+    // Completions during a round flag the owner again: a few rounds catch them.
+    for (int round = 0; round < 4 && owner->progress_pending.exchange(false); ++round) {
+        auto& list = owner->in_progress;
+        for (size_t i = 0; i < list.size() && nfinished < 16;) {
+            if (list[i]->progress()) {
+                finished[nfinished++] = list[i]->request;
+                list.erase(list.begin() + static_cast<long>(i));
+            } else {
+                ++i;
+            }
+        }
+        if (nfinished == 16) {
+            owner->progress_pending.store(true);
+            break;
+        }
+    }
+    owner->progress_lock.unlock();
+    // After unlocking: completing a request may free its operation.
+    for (int i = 0; i < nfinished; ++i) complete(finished[i]);
+    return true;
+}
+
+bool poll(int caller) {
+    bool did = false;
+    if (ib::Network* net = network()) did |= net->poll(caller);
+    const PollMode mode = g_mode.load(std::memory_order_relaxed);
+    const auto& locals = world().locals;
+    if (caller >= 0) did |= progress_rank(locals[static_cast<size_t>(caller)]);
+    if (mode == PollMode::Collaborative || (caller < 0 && mode == PollMode::Thread)) {
+        for (size_t i = 0; i < locals.size(); ++i)
+            if (static_cast<int>(i) != caller) did |= progress_rank(locals[i]);
+    }
+    return did;
+}
+
+}  // namespace mpc::mpi

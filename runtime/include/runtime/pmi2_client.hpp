@@ -1,0 +1,32 @@
+// runtime/pmi2_client: the PMI-2 client behind Bootstrap::create().
+//
+// A launcher that speaks PMI-2 (mpcrun, Slurm's srun --mpi=pmi2, MPICH's
+// hydra) hands each process a connected socket in PMI_FD, plus PMI_RANK,
+// PMI_SIZE and (Slurm) PMI_JOBID. Bootstrap::create() uses the environment;
+// connect() is the same client on a socket the caller already has (tests).
+//
+// Values put into the key-value store may hold any bytes: the client encodes
+// the few that PMI-2 servers cannot carry (pmi2::encode_value) and decodes
+// them on get. Keys must be pmi2::valid_key; an encoded value must fit in
+// pmi2::kMaxValueLength (hex-encode binary data: about 500 bytes fit).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "runtime/bootstrap.hpp"
+
+namespace mpc::runtime::pmi2 {
+
+struct ClientOptions {
+    int fd = -1;        // connected to the server; the client owns and closes it
+    std::string jobid;  // PMI_JOBID (may be empty)
+    int rank = -1;      // PMI_RANK, or -1 when unknown
+};
+
+// Performs init and fullinit. Returns null with *error set when the server
+// does not answer as PMI-2 (the fd is then closed). Afterwards a failing
+// call is fatal: the job cannot go on without its bootstrap.
+std::unique_ptr<Bootstrap> connect(const ClientOptions& options, std::string* error);
+
+}  // namespace mpc::runtime::pmi2

@@ -1,0 +1,220 @@
+// The network's protocols over the fake fabric: every size class expected and
+// unexpected, truncation, MPI order across protocols, flow control under a
+// message storm, synchronous sends, stealing statistics, registration reuse.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <random>
+
+#include "net_harness.hpp"
+
+using namespace mpc::ib;
+using namespace mpc::ib::test;
+
+namespace {
+
+NetworkConfig config(ProgressMode mode = ProgressMode::Collaborative) {
+    NetworkConfig c;
+    c.mode = mode;
+    c.eager_limit = 1024;
+    c.rendezvous_threshold = 16384;
+    c.rcache_max_bytes = 64 << 20;
+    return c;
+}
+
+// Sends one message of n bytes from world rank 0 (node 0) to rank 2 (node 1).
+void round_trip(Cluster& c, size_t n, bool unexpected, bool noncontig, bool sync = false) {
+    TestSend s{pattern(n, 3)};
+    TestRecv r;
+    r.want = MatchBits{7, kAny, 11};
+    r.capacity = n;
+    r.noncontiguous = noncontig;
+    r.buf.assign(n + 16, 'Z');
+    if (!unexpected) c.post(2, &r);
+    c.send(0, 2, MatchBits{7, 0, 11}, &s, sync);
+    if (unexpected) {
+        REQUIRE(c.run_until([&] { return !sync ? true : false; }, -1, 200));
+        c.post(2, &r);
+    }
+    REQUIRE(c.run_until([&] { return r.done && s.done; }));
+    CHECK(r.bytes == n);
+    CHECK(r.got.source == 0);
+    CHECK(r.got.tag == 11);
+    CHECK(std::equal(s.data.begin(), s.data.end(), r.buf.begin()));
+    CHECK(std::all_of(r.buf.begin() + static_cast<long>(n), r.buf.end(), [](char x) { return x == 'Z'; }));
+}
+
+}  // namespace
+
+TEST_CASE("every protocol delivers at its boundaries, expected and unexpected", "[network]") {
+    Cluster c(2, 2, config());
+    const size_t eager = c.net(0).eager_limit(), rndv = c.net(0).rendezvous_threshold();
+    for (size_t n : {size_t{0}, size_t{1}, eager - 1, eager, eager + 1, size_t{4096}, rndv - 1, rndv,
+                     rndv + 1, size_t{1} << 20, size_t{9} << 20}) {
+        for (bool unexpected : {false, true})
+            for (bool noncontig : {false, true}) {
+                INFO("size " << n << (unexpected ? " unexpected" : " expected")
+                             << (noncontig ? " non-contiguous" : ""));
+                round_trip(c, n, unexpected, noncontig);
+            }
+    }
+    CHECK(c.driver(0).overruns == 0);
+    CHECK(c.driver(1).overruns == 0);
+    CHECK(c.driver(1).bad_writes == 0);
+}
+
+TEST_CASE("synchronous sends complete only once matched", "[network]") {
+    Cluster c(2, 1, config());
+    for (size_t n : {size_t{8}, size_t{100000}}) {
+        TestSend s{pattern(n, 1)};
+        c.send(0, 1, MatchBits{1, 0, 2}, &s, true);
+        REQUIRE_FALSE(c.run_until([&] { return s.done; }, -1, 20000));
+        TestRecv r;
+        r.want = MatchBits{1, 0, 2};
+        r.capacity = n;
+        r.buf.resize(n);
+        c.post(1, &r);
+        REQUIRE(c.run_until([&] { return r.done && s.done; }));
+        CHECK(r.buf == s.data);
+    }
+}
+
+TEST_CASE("a message larger than the receive is truncated, never overflows", "[network]") {
+    Cluster c(2, 1, config());
+    for (size_t n : {size_t{500}, size_t{5000}, size_t{50000}}) {
+        for (bool unexpected : {false, true}) {
+            TestSend s{pattern(n, 5)};
+            TestRecv r;
+            r.want = MatchBits{1, kAny, kAny};
+            r.capacity = n / 2;
+            r.buf.assign(n, 'Z');
+            if (!unexpected) c.post(1, &r);
+            c.send(0, 1, MatchBits{1, 0, 3}, &s);
+            if (unexpected) {
+                c.run_until([] { return false; }, -1, 100);
+                c.post(1, &r);
+            }
+            REQUIRE(c.run_until([&] { return r.done && s.done; }));
+            CHECK(r.bytes == n);
+            CHECK(std::equal(s.data.begin(), s.data.begin() + static_cast<long>(n / 2), r.buf.begin()));
+            CHECK(std::all_of(r.buf.begin() + static_cast<long>(n / 2), r.buf.end(),
+                              [](char x) { return x == 'Z'; }));
+        }
+    }
+}
+
+TEST_CASE("MPI order holds across the three protocols", "[network]") {
+    Cluster c(2, 1, config());
+    std::mt19937 rng(42);
+    const size_t sizes[] = {0, 8, 1000, 1025, 3000, 16383, 16385, 70000};
+    const int kMessages = 300;
+    std::vector<TestSend> sends(kMessages);
+    for (int i = 0; i < kMessages; ++i) {
+        size_t n = sizes[rng() % 8];
+        sends[static_cast<size_t>(i)].data = pattern(n + sizeof(int), i);
+        memcpy(sends[static_cast<size_t>(i)].data.data(), &i, sizeof(int));
+        c.send(0, 1, MatchBits{9, 0, 4}, &sends[static_cast<size_t>(i)]);
+    }
+    // Let everything arrive unexpected, then receive in order with wildcards.
+    c.run_until([] { return false; }, -1, 5000);
+    for (int i = 0; i < kMessages; ++i) {
+        TestRecv r;
+        r.want = MatchBits{9, kAny, kAny};
+        r.capacity = 70000 + sizeof(int);
+        r.buf.resize(r.capacity);
+        c.post(1, &r);
+        REQUIRE(c.run_until([&] { return r.done; }));
+        int index;
+        memcpy(&index, r.buf.data(), sizeof(int));
+        REQUIRE(index == i);
+        CHECK(r.bytes == sends[static_cast<size_t>(i)].data.size());
+    }
+    REQUIRE(c.run_until([&] { return std::all_of(sends.begin(), sends.end(), [](auto& s) { return s.done; }); }));
+}
+
+TEST_CASE("credits: a storm never overruns a small receive pool", "[network]") {
+    // 16 receive buffers per node; a storm of eager messages and fragments from
+    // two ranks while the receiver is slow to post.
+    Cluster c(2, 2, config(), 16, 2048, 8);
+    const int kMessages = 2000;
+    std::vector<TestSend> sends(kMessages);
+    for (int i = 0; i < kMessages; ++i) {
+        sends[static_cast<size_t>(i)].data = pattern(static_cast<size_t>(i % 5) * 900, i);
+        c.send(i % 2, 2, MatchBits{1, 0, i}, &sends[static_cast<size_t>(i)]);
+    }
+    c.run_until([] { return false; }, -1, 20000);
+    std::vector<TestRecv> recvs(kMessages);
+    for (int i = 0; i < kMessages; ++i) {
+        auto& r = recvs[static_cast<size_t>(i)];
+        r.want = MatchBits{1, i % 2, i};
+        r.capacity = 4 * 900;
+        r.buf.resize(r.capacity);
+        c.post(2, &r);
+    }
+    REQUIRE(c.run_until([&] {
+        return std::all_of(recvs.begin(), recvs.end(), [](auto& r) { return r.done; }) &&
+               std::all_of(sends.begin(), sends.end(), [](auto& s) { return s.done; });
+    }));
+    for (int i = 0; i < kMessages; ++i) {
+        auto& r = recvs[static_cast<size_t>(i)];
+        auto& s = sends[static_cast<size_t>(i)];
+        REQUIRE(r.bytes == s.data.size());
+        REQUIRE(std::equal(s.data.begin(), s.data.end(), r.buf.begin()));
+    }
+    CHECK(c.driver(1).overruns == 0);
+    CHECK(c.driver(0).overruns == 0);
+}
+
+TEST_CASE("collaborative polling: another rank processes a busy rank's work", "[network]") {
+    Cluster c(2, 2, config(ProgressMode::Collaborative));
+    TestSend s{pattern(100, 1)};
+    TestRecv r;
+    r.want = MatchBits{1, 0, 1};
+    r.capacity = 100;
+    r.buf.resize(100);
+    c.post(3, &r);  // world rank 3 = node 1, local rank 1: the "busy" rank
+    c.send(0, 3, MatchBits{1, 0, 1}, &s);
+    // Only local rank 0 of each node polls.
+    REQUIRE(c.run_until([&] { return r.done; }, 0));
+    CHECK(r.buf == s.data);
+    RankNetStats st = c.net(1).stats(1);
+    CHECK(st.processed_self == 0);
+    CHECK(st.stolen_same_numa == 1);
+}
+
+TEST_CASE("wait mode: only the owner processes its work", "[network]") {
+    Cluster c(2, 2, config(ProgressMode::Wait));
+    TestSend s{pattern(100, 1)};
+    TestRecv r;
+    r.want = MatchBits{1, 0, 1};
+    r.capacity = 100;
+    r.buf.resize(100);
+    c.post(3, &r);
+    c.send(0, 3, MatchBits{1, 0, 1}, &s);
+    REQUIRE_FALSE(c.run_until([&] { return r.done; }, 0, 20000));
+    REQUIRE(c.run_until([&] { return r.done; }, 1));
+    CHECK(c.net(1).stats(1).processed_self == 1);
+}
+
+TEST_CASE("rendezvous reuses the registration of a buffer sent again", "[network][rcache]") {
+    Cluster c(2, 1, config());
+    const size_t n = 1 << 20;
+    TestSend s{pattern(n, 9)};
+    TestRecv r;
+    r.buf.resize(n);
+    const int sender_before = c.driver(0).registrations;
+    const int receiver_before = c.driver(1).registrations;
+    for (int i = 0; i < 5; ++i) {
+        s.done = false;
+        r.done = false;
+        r.want = MatchBits{1, 0, 1};
+        r.capacity = n;
+        std::fill(r.buf.begin(), r.buf.end(), 0);
+        c.post(1, &r);
+        c.send(0, 1, MatchBits{1, 0, 1}, &s);
+        REQUIRE(c.run_until([&] { return s.done && r.done; }));
+        REQUIRE(r.buf == s.data);
+    }
+    CHECK(c.driver(0).registrations - sender_before == 1);
+    CHECK(c.driver(1).registrations - receiver_before == 1);
+}

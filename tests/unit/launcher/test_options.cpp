@@ -1,0 +1,93 @@
+// mpcrun's command line: accepted spellings, and clear errors for the rest.
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "options.hpp"
+
+using mpc::launcher::Options;
+using mpc::launcher::parse_options;
+
+namespace {
+
+bool parse(std::vector<const char*> args, Options* o, std::string* error) {
+    args.insert(args.begin(), "mpcrun");
+    return parse_options(static_cast<int>(args.size()), args.data(), o, error);
+}
+
+std::string error_of(std::vector<const char*> args) {
+    Options o;
+    std::string error;
+    CHECK_FALSE(parse(args, &o, &error));
+    return error;
+}
+
+}  // namespace
+
+TEST_CASE("ranks, node processes and the program", "[launcher][options]") {
+    Options o;
+    std::string error;
+    REQUIRE(parse({"-n", "4", "-N", "2", "prog", "a", "-n", "9"}, &o, &error));
+    CHECK(o.ranks == 4);
+    CHECK(o.nodes == 2);
+    CHECK(o.program == std::vector<std::string>{"prog", "a", "-n", "9"});
+    for (auto spelling : {std::vector<const char*>{"-n=3", "p"},
+                          {"-np", "3", "p"},
+                          {"--np=3", "p"},
+                          {"-np=3", "p"}}) {
+        Options x;
+        REQUIRE(parse(spelling, &x, &error));
+        CHECK(x.ranks == 3);
+        CHECK(x.nodes == 1);
+    }
+}
+
+TEST_CASE("every other option", "[launcher][options]") {
+    Options o;
+    std::string error;
+    REQUIRE(parse({"-n", "2", "--progress=thread", "--net", "ofi", "--stats", "--timeout", "2.5",
+                   "-x", "A=1", "-x", "B", "-c", "2", "--", "-prog"},
+                  &o, &error));
+    CHECK(o.progress == "thread");
+    CHECK(o.net == "ofi");
+    CHECK(o.stats);
+    CHECK(o.timeout == 2.5);
+    CHECK(o.env == std::vector<std::string>{"A=1", "B"});
+    CHECK(o.cores == 2);
+    CHECK(o.program == std::vector<std::string>{"-prog"});
+}
+
+TEST_CASE("help and version need nothing else", "[launcher][options]") {
+    Options o;
+    std::string error;
+    REQUIRE(parse({"--help"}, &o, &error));
+    CHECK(o.help);
+    Options v;
+    REQUIRE(parse({"--version"}, &v, &error));
+    CHECK(v.version);
+}
+
+TEST_CASE("a missing option value is a clear error", "[launcher][options]") {
+    CHECK(error_of({"-n"}) == "option -n needs a value");
+    CHECK(error_of({"-n", "2", "--timeout"}) == "option --timeout needs a value");
+    CHECK(error_of({"-n", "2", "-x"}) == "option -x needs a value");
+}
+
+TEST_CASE("bad values and options are rejected", "[launcher][options]") {
+    CHECK(error_of({"-n", "0", "p"}).find("invalid number of ranks '0'") == 0);
+    CHECK(error_of({"-n", "-1", "p"}).find("invalid number of ranks") == 0);
+    CHECK(error_of({"-n", "2x", "p"}).find("invalid number of ranks") == 0);
+    CHECK(error_of({"-n", "99999999999", "p"}).find("invalid number of ranks") == 0);
+    CHECK(error_of({"-n", "2", "-N", "0", "p"}).find("invalid number of node processes") == 0);
+    CHECK(error_of({"-n", "2", "-N", "3", "p"}).find("more node processes") == 0);
+    CHECK(error_of({"p"}) == "the number of ranks is missing (-n N)");
+    CHECK(error_of({"-n", "2"}) == "no program to run");
+    CHECK(error_of({"--bogus", "p"}) == "unknown option '--bogus'");
+    CHECK(error_of({"-n4", "p"}) == "unknown option '-n4'");
+    CHECK(error_of({"--stats=1", "p"}) == "option --stats takes no value");
+    CHECK(error_of({"-n", "2", "--progress=fast", "p"}).find("invalid progress mode") == 0);
+    CHECK(error_of({"-n", "2", "--net=ib", "p"}).find("invalid network") == 0);
+    for (const char* t : {"0", "-1", "nan", "inf", "1s", ""})
+        CHECK(error_of({"-n", "2", "--timeout", t, "p"}).find("invalid timeout") == 0);
+    CHECK(error_of({"-n", "2", "-x", "=A", "p"}).find("invalid -x argument") == 0);
+}
