@@ -1,4 +1,5 @@
 #include "host.hpp"
+#include "images.hpp"
 
 #include <dlfcn.h>
 #include <signal.h>
@@ -179,6 +180,12 @@ int run(MainFn user_main, int argc, char** argv, char** envp) {
     setup_signal_stack();
     install_crash_handlers();
 
+    // Private globals per rank (rank images), unless the user opted out.
+    ImageSet images = load_images(user_main, nlocal, runtime::env::get_bool("MPC_SHARED_GLOBALS", false));
+    opts.task_tls_size = images.tls_size;
+    opts.task_tls_offset = images.tls_offset;
+    opts.task_tls_init = images.tls_init.data();
+
     std::unique_ptr<ib::Network> net;
     if (nodes > 1) {
         ib::NetworkLayout nl;
@@ -219,7 +226,7 @@ int run(MainFn user_main, int argc, char** argv, char** envp) {
         scheduler.set_hooks(hooks);
         for (int i = 0; i < nlocal; ++i) {
             auto a = std::make_unique<RankArgs>();
-            a->main = user_main;
+            a->main = images.mains[static_cast<size_t>(i)];
             a->rank = locals[static_cast<size_t>(i)];
             a->args.assign(argv, argv + argc);
             for (auto& s : a->args) a->argv.push_back(s.data());
@@ -239,6 +246,7 @@ int run(MainFn user_main, int argc, char** argv, char** envp) {
         boot->fence();  // no node process closes its connections while others still send
     }
     report_statistics(g_net);
+    unload_images(images);
     mpi::attach_network(nullptr);
     g_net = nullptr;
     net.reset();

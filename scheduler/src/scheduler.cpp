@@ -1,5 +1,6 @@
 #include "scheduler/scheduler.hpp"
 
+#include <cstring>
 #include <memory>
 #include <mutex>
 
@@ -166,6 +167,10 @@ Task* Scheduler::spawn(int vp_index, void (*fn)(void*), void* arg, void* owner) 
     t->arg = arg;
     t->owner = owner;
     t->stack = Stack(options_.stack_size);
+    if (options_.task_tls_size) {
+        t->tls.reset(new char[options_.task_tls_size]);
+        memcpy(t->tls.get(), options_.task_tls_init, options_.task_tls_size);
+    }
     t->context.task = t;
     t->waiter.task_ = t;
     {

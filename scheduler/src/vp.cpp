@@ -1,6 +1,7 @@
 #include "vp.hpp"
 
 #include <cerrno>
+#include <cstring>
 
 #include "runtime/log.hpp"
 #include "runtime/topology.hpp"
@@ -42,6 +43,11 @@ Vp::Vp(Scheduler* sched, int index, int core) : sched_(sched), index_(index), co
 void Vp::jump(Context* from, Context* to) {
     Task* self = from->task;
     if (self) self->saved_errno = errno;
+    if (const size_t size = sched_->options().task_tls_size) {
+        char* region = static_cast<char*>(__builtin_thread_pointer()) - sched_->options().task_tls_offset;
+        if (self) memcpy(self->tls.get(), region, size);
+        if (to->task) memcpy(region, to->task->tls.get(), size);
+    }
     if (to->fctx == nullptr) {
         // First run of a task: build its initial frame on its stack.
         Task* t = to->task;

@@ -5,6 +5,7 @@
 #include <boost/context/detail/fcontext.hpp>
 
 #include <atomic>
+#include <memory>
 #include <thread>
 
 #include "runtime/sync.hpp"
@@ -31,6 +32,7 @@ public:
     Stack stack;
     Waiter waiter;
     int saved_errno = 0;
+    std::unique_ptr<char[]> tls;  // this task's copy of the private TLS region
     bool finished = false;
     Task* next = nullptr;  // intrusive run-queue link
 };

@@ -63,6 +63,14 @@ struct Options {
     std::vector<int> cores;           // core of each VP (default: 0, 1, 2, ...)
     int64_t idle_spin_ns = 200000;    // an idle VP polls this long before it sleeps
     void (*on_vp_start)(int vp) = nullptr;  // runs first on every VP thread
+    // A static TLS region private to each task (the program's own TLS block,
+    // which code addresses at a fixed offset from the thread pointer): on every
+    // switch the VP saves the outgoing task's bytes and installs the incoming
+    // task's. The region starts `task_tls_offset` bytes below the thread
+    // pointer; every task starts from `task_tls_init`.
+    size_t task_tls_size = 0;
+    std::ptrdiff_t task_tls_offset = 0;
+    const void* task_tls_init = nullptr;
 };
 
 class Scheduler {
