@@ -204,6 +204,7 @@ private:
     uint32_t send_buffers_ = 0;
 
     alignas(runtime::kCacheLine) runtime::SpinLock cq_lock_;
+    unsigned send_cq_turn_ = 0;         // under cq_lock_
     std::atomic<int> pool_out_{0};      // receive-pool buffers handed to ranks, not reposted
     uint32_t pool_size_ = 0;
     std::atomic<int> queued_{0};        // messages waiting in peer queues

@@ -19,6 +19,10 @@ namespace mpc::ib::test {
 // (another libfabric provider, to keep the ofi driver provider-neutral), and
 // "verbs".
 inline const char* const kDriverKinds[] = {"ofi", "ofi:sockets", "verbs"};
+// For tests where senders outrun the receiver: libfabric's sockets provider
+// (deprecated) then leaks a 312-byte allocation now and then at teardown,
+// which LeakSanitizer reports; tcp covers the ofi driver there.
+inline const char* const kBackpressureKinds[] = {"ofi", "verbs"};
 
 struct Node {
     std::unique_ptr<Driver> driver;

@@ -108,7 +108,8 @@ TEST_CASE("send/recv carries every size up to the buffer size", "[ib][driver]") 
 }
 
 TEST_CASE("the receive pool is reused: many more messages than buffers", "[ib][driver]") {
-    std::string kind = GENERATE(from_range(std::begin(kDriverKinds), std::end(kDriverKinds)));
+    std::string kind =
+        GENERATE(from_range(std::begin(kBackpressureKinds), std::end(kBackpressureKinds)));
     INFO("driver " << kind);
     DriverConfig config;
     config.recv_buffer_size = 256;
@@ -154,7 +155,8 @@ TEST_CASE("the receive pool is reused: many more messages than buffers", "[ib][d
 }
 
 TEST_CASE("many messages in flight from several threads at once", "[ib][driver]") {
-    std::string kind = GENERATE(from_range(std::begin(kDriverKinds), std::end(kDriverKinds)));
+    std::string kind =
+        GENERATE(from_range(std::begin(kBackpressureKinds), std::end(kBackpressureKinds)));
     INFO("driver " << kind);
     DriverConfig config;
     config.recv_buffer_size = 64;
