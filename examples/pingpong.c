@@ -5,13 +5,14 @@
  *   mpcrun -n 2 ./pingpong                 (fibermpi)
  *   mpirun -n 2 ./pingpong.openmpi         (Open MPI)
  * Options: -max BYTES (largest size, default 64 MiB), -min BYTES (default 1),
- * -time SECONDS (target time per size, default 0.2). Ranks other than 0 and 1
- * wait at the final barrier.
+ * -time SECONDS (target time per size, default 0.2), -reps R (timed runs per
+ * size, the fastest is reported, default 5). Ranks other than 0 and 1 only take
+ * part in the barriers.
  *
  * Output, one line per size: bytes, one-way latency (half the round trip, us),
- * bandwidth (bytes / one-way time, MB/s with MB = 1e6 bytes). Rank 0 also
- * prints the memcpy bandwidth of the same sizes' largest in-cache buffer
- * (4 MiB) for reference: an intra-node message cannot beat one copy.
+ * bandwidth (bytes / one-way time, MB/s with MB = 1e6 bytes). Rank 0 first prints
+ * the memcpy bandwidth of a 4 MiB (in-cache) buffer for reference: an intra-node
+ * message cannot beat one copy.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -45,10 +46,12 @@ int main(int argc, char** argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     size_t max = (size_t)64 << 20, min = 1;
     double target = 0.2;
+    int reps = 5;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "-max") == 0) max = (size_t)atol(argv[i + 1]);
         else if (strcmp(argv[i], "-min") == 0) min = (size_t)atol(argv[i + 1]);
         else if (strcmp(argv[i], "-time") == 0) target = atof(argv[i + 1]);
+        else if (strcmp(argv[i], "-reps") == 0) reps = atoi(argv[i + 1]) > 0 ? atoi(argv[i + 1]) : 1;
     }
     if (size < 2) {
         if (rank == 0) fprintf(stderr, "pingpong needs at least 2 ranks\n");
@@ -69,46 +72,44 @@ int main(int argc, char** argv) {
     }
     MPI_Barrier(MPI_COMM_WORLD);
     for (size_t n = min; n <= max; n *= 2) {
-        if (rank <= 1) {
-            /* Calibrate: a few round trips to pick the iteration count. */
-            int iters = 4;
-            double t = 0;
-            for (int pass = 0; pass < 2; ++pass) {
-                MPI_Barrier(MPI_COMM_WORLD);
-                double start = MPI_Wtime();
-                for (int i = 0; i < iters; ++i) {
-                    if (rank == 0) {
-                        MPI_Send(buf, (int)n, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
-                        MPI_Recv(buf, (int)n, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                    } else {
-                        MPI_Recv(buf, (int)n, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                        MPI_Send(buf, (int)n, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
-                    }
-                }
-                t = MPI_Wtime() - start;
-                if (pass == 0) {
-                    double per = t / iters;
-                    double want = per > 0 ? target / per : 100000;
-                    if (want > 100000) want = 100000;
-                    if (want < 3) want = 3;
-                    /* Both ranks must agree on the count: rank 0 decides. */
-                    int decided = (int)want;
-                    MPI_Bcast(&decided, 1, MPI_INT, 0, MPI_COMM_WORLD);
-                    iters = decided;
+        /* Calibrate: double the round trips until they take 1/20 of the
+         * target (rank 0 decides, everyone follows), then time `reps` runs
+         * and keep the fastest: other load on the machine only ever adds time. */
+        int iters = 1;
+        double best = 1e30;
+        for (int pass = -1; pass < reps;) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            double start = MPI_Wtime();
+            for (int i = 0; i < iters && rank <= 1; ++i) {
+                if (rank == 0) {
+                    MPI_Send(buf, (int)n, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
+                    MPI_Recv(buf, (int)n, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                } else {
+                    MPI_Recv(buf, (int)n, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                    MPI_Send(buf, (int)n, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
                 }
             }
-            if (rank == 0) {
-                double one_way = t / iters / 2;
-                printf("  %10zu %12.3f %12.1f %10d\n", n, one_way * 1e6, (double)n / one_way / 1e6,
-                       iters);
-                fflush(stdout);
+            double t = MPI_Wtime() - start;
+            if (pass >= 0) {
+                if (t < best) best = t;
+                ++pass;
+                continue;
             }
-        } else {
-            /* Take part in the barriers and broadcasts of the calibration. */
-            int decided;
-            MPI_Barrier(MPI_COMM_WORLD);
-            MPI_Bcast(&decided, 1, MPI_INT, 0, MPI_COMM_WORLD);
-            MPI_Barrier(MPI_COMM_WORLD);
+            int next = iters;
+            if (t < target / reps / 20 && iters < 1000000) next = iters * 2;
+            else pass = 0; /* calibrated: scale to the target and start timing */
+            if (pass == 0) {
+                double want = t > 0 ? target / reps * iters / t : 1e6;
+                next = want > 1e6 ? 1000000 : want < 3 ? 3 : (int)want;
+            }
+            MPI_Bcast(&next, 1, MPI_INT, 0, MPI_COMM_WORLD);
+            MPI_Bcast(&pass, 1, MPI_INT, 0, MPI_COMM_WORLD);
+            iters = next;
+        }
+        if (rank == 0) {
+            double one_way = best / iters / 2;
+            printf("  %10zu %12.3f %12.1f %10d\n", n, one_way * 1e6, (double)n / one_way / 1e6, iters);
+            fflush(stdout);
         }
         if (n > max / 2) break;
     }

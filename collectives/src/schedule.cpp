@@ -1,18 +1,25 @@
 #include "collectives/schedule.hpp"
 
+#include <algorithm>
+
 #include "mpi_api/p2p.hpp"
 #include "mpi_api/rank.hpp"
 #include "runtime/log.hpp"
 
 namespace mpc::coll {
 
-Schedule::Schedule(Comm* comm)
+Schedule::Schedule(Comm* comm, int tags)
     : comm_(comm),
       owner_(comm->owner),
-      tag_(static_cast<int>(comm->coll_sequence++ & 0x3fffffff)),
-      context_(comm->context + 1) {}
+      sequence_(comm->coll_sequence),
+      tags_(tags),
+      context_(comm->context + 1) {
+    comm->coll_sequence += static_cast<uint32_t>(tags);
+}
 
-Schedule::~Schedule() = default;
+Schedule::~Schedule() {
+    for (Datatype* t : held_) mpi::datatype_release(t);
+}
 
 Schedule::Node& Schedule::add(Kind kind, Deps deps, Step* id) {
     MPC_CHECK(!started_);
@@ -23,10 +30,20 @@ Schedule::Node& Schedule::add(Kind kind, Deps deps, Step* id) {
     return n;
 }
 
+void Schedule::hold(Datatype* t) {
+    if (t && !t->predefined) held_.push_back(mpi::datatype_retain(t));
+}
+
 void Schedule::depend(Step step, Step on) {
+    if (on < 0) return;
     MPC_CHECK(on < step && !started_);
     steps_[static_cast<size_t>(on)].next.push_back(step);
     steps_[static_cast<size_t>(step)].pending++;
+}
+
+void Schedule::set_tag_offset(Step step, int k) {
+    MPC_CHECK(k >= 0 && k < tags_ && !started_);
+    steps_[static_cast<size_t>(step)].tag_offset = k;
 }
 
 Schedule::Step Schedule::send(const void* buf, int count, Datatype* type, int peer, Deps deps) {
@@ -36,6 +53,7 @@ Schedule::Step Schedule::send(const void* buf, int count, Datatype* type, int pe
     n.count = count;
     n.type = type;
     n.peer = peer;
+    hold(type);
     return id;
 }
 
@@ -46,6 +64,7 @@ Schedule::Step Schedule::recv(void* buf, int count, Datatype* type, int peer, De
     n.count = count;
     n.type = type;
     n.peer = peer;
+    hold(type);
     return id;
 }
 
@@ -53,11 +72,12 @@ Schedule::Step Schedule::calc(const Op* op, const void* in, void* inout, int cou
                               Deps deps) {
     Step id;
     Node& n = add(Kind::Calc, deps, &id);
-    n.op = op;
+    n.op = *op;
     n.src = in;
     n.dst = inout;
     n.count = count;
     n.type = type;
+    hold(type);
     return id;
 }
 
@@ -71,6 +91,8 @@ Schedule::Step Schedule::copy(const void* src, int scount, Datatype* stype, void
     n.dst = dst;
     n.dcount = dcount;
     n.dtype = dtype;
+    hold(stype);
+    hold(dtype);
     return id;
 }
 
@@ -85,12 +107,52 @@ char* Schedule::scratch(size_t bytes) {
     return scratch_.back().get();
 }
 
+// Chains the sends to each (peer, tag), and the receives from each, in
+// construction order (see "Matching rule" in schedule.hpp).
+void Schedule::link_message_order() {
+    struct Key {
+        int kind, peer, tag;
+        Step step;
+    };
+    std::vector<Key> keys;
+    for (size_t i = 0; i < steps_.size(); ++i) {
+        const Node& n = steps_[i];
+        if (n.kind == Kind::Send || n.kind == Kind::Recv)
+            keys.push_back({static_cast<int>(n.kind), n.peer, n.tag_offset, static_cast<Step>(i)});
+    }
+    if (keys.size() < 2) return;
+    std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
+        if (a.kind != b.kind) return a.kind < b.kind;
+        if (a.peer != b.peer) return a.peer < b.peer;
+        if (a.tag != b.tag) return a.tag < b.tag;
+        return a.step < b.step;
+    });
+    for (size_t i = 1; i < keys.size(); ++i) {
+        const Key& a = keys[i - 1];
+        const Key& b = keys[i];
+        if (a.kind != b.kind || a.peer != b.peer || a.tag != b.tag) continue;
+        steps_[static_cast<size_t>(a.step)].order_next = b.step;
+        steps_[static_cast<size_t>(b.step)].order_blocked = true;
+    }
+}
+
+// All dependencies of s are done: issue it, unless an earlier message to the
+// same peer is not issued yet (then that one's issue releases it).
+void Schedule::make_ready(Step s) {
+    if (!steps_[static_cast<size_t>(s)].order_blocked) ready_.push_back(s);
+}
+
 void Schedule::issue(Step s) {
     Node& n = steps_[static_cast<size_t>(s)];
     n.issued = true;
     switch (n.kind) {
         case Kind::Send:
         case Kind::Recv: {
+            if (n.order_next >= 0) {
+                Node& after = steps_[static_cast<size_t>(n.order_next)];
+                after.order_blocked = false;
+                if (after.pending == 0) ready_.push_back(n.order_next);
+            }
             mpi::Request& r = n.req;
             r.kind = n.kind == Kind::Send ? mpi::Request::Kind::Send : mpi::Request::Kind::Recv;
             r.rank = owner_;
@@ -99,16 +161,18 @@ void Schedule::issue(Step s) {
             r.count = n.count;
             r.type = n.type;
             r.peer = n.peer;
-            r.tag = tag_;
+            r.tag = static_cast<int>((sequence_ + static_cast<uint32_t>(n.tag_offset)) & kTagMask);
             r.context = context_;
             r.notify = owner_;
             in_flight_.push_back(s);
-            if (n.kind == Kind::Send) mpi::p2p_start_send(&r);
-            else mpi::p2p_start_recv(&r);
+            if (n.kind == Kind::Send)
+                mpi::p2p_start_send(&r);
+            else
+                mpi::p2p_start_recv(&r);
             break;
         }
         case Kind::Calc:
-            mpi::op_apply(*n.op, n.src, n.dst, static_cast<size_t>(n.count), *n.type);
+            mpi::op_apply(n.op, n.src, n.dst, static_cast<size_t>(n.count), *n.type);
             finish_step(s);
             break;
         case Kind::Copy: {
@@ -129,7 +193,7 @@ void Schedule::finish_step(Step s) {
     n.done = true;
     ++done_count_;
     for (Step next : n.next)
-        if (--steps_[static_cast<size_t>(next)].pending == 0) ready_.push_back(next);
+        if (--steps_[static_cast<size_t>(next)].pending == 0) make_ready(next);
 }
 
 bool Schedule::progress() {
@@ -163,9 +227,10 @@ bool Schedule::progress() {
 
 void Schedule::start(mpi::Request* done) {
     request = done;
+    link_message_order();
     started_ = true;
     for (size_t i = 0; i < steps_.size(); ++i)
-        if (steps_[i].pending == 0) ready_.push_back(static_cast<Step>(i));
+        if (steps_[i].pending == 0) make_ready(static_cast<Step>(i));
     mpi::progress_add(owner_, this);
 }
 

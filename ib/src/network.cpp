@@ -176,7 +176,7 @@ bool NetworkImpl::drain_cqs() {
     // there): the send CQ is read less often, and only with sends in flight.
     int m = 0;
     if (inflight_.load(std::memory_order_relaxed) > 0 &&
-        (++send_cq_turn_ % 8 == 0 || n == 0 || send_free_.size() < send_buffers_ / 4)) {
+        (++send_cq_turn_ % 8 == 0 || n == 0)) {
         m = driver_->poll_send_cq(c, kBatch);
         for (int i = 0; i < m; ++i) handle_send_completion(c[i]);
     }

@@ -149,15 +149,14 @@ static void test_keyval_errors(void) {
     MPI_OK(MPI_Comm_free_keyval(&k));
     CHECK(error_class(MPI_Comm_get_attr(MPI_COMM_WORLD, stale, &v, &flag)) == MPI_ERR_KEYVAL,
           "freed keyval");
-    CHECK(error_class(MPI_Comm_set_attr(MPI_COMM_WORLD, MPI_KEYVAL_INVALID, NULL)) ==
-              MPI_ERR_KEYVAL,
-          "MPI_KEYVAL_INVALID");
+    CHECK(
+        error_class(MPI_Comm_set_attr(MPI_COMM_WORLD, MPI_KEYVAL_INVALID, NULL)) == MPI_ERR_KEYVAL,
+        "MPI_KEYVAL_INVALID");
     MPI_OK(MPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN, &tk, NULL));
     CHECK(error_class(MPI_Comm_set_attr(MPI_COMM_WORLD, tk, NULL)) == MPI_ERR_KEYVAL,
           "a datatype keyval on a communicator");
     MPI_OK(MPI_Type_free_keyval(&tk));
-    CHECK(error_class(MPI_Comm_set_attr(MPI_COMM_NULL, 0, NULL)) == MPI_ERR_COMM,
-          "MPI_COMM_NULL");
+    CHECK(error_class(MPI_Comm_set_attr(MPI_COMM_NULL, 0, NULL)) == MPI_ERR_COMM, "MPI_COMM_NULL");
 }
 
 static void test_type_attributes(void) {

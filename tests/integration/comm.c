@@ -106,8 +106,7 @@ static void test_dup(int rank, int size) {
     CHECK(result == (size > 1 ? MPI_SIMILAR : MPI_CONGRUENT), "compare(reversed) = %d", result);
     MPI_OK(MPI_Comm_free(&d2));
     MPI_OK(MPI_Comm_compare(MPI_COMM_SELF, MPI_COMM_WORLD, &result));
-    CHECK(result == (size > 1 ? MPI_UNEQUAL : MPI_CONGRUENT), "compare(self, world) = %d",
-          result);
+    CHECK(result == (size > 1 ? MPI_UNEQUAL : MPI_CONGRUENT), "compare(self, world) = %d", result);
 
     /* Names are not inherited; info hints are, dup_with_info replaces them. */
     char name[MPI_MAX_OBJECT_NAME];

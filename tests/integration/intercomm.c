@@ -9,13 +9,15 @@
 
 typedef struct {
     int rank, size;
-    int color;               /* 0: even world ranks, 1: odd */
-    int local_n, remote_n;   /* group sizes */
-    MPI_Comm local;          /* this rank's half of the world */
+    int color;             /* 0: even world ranks, 1: odd */
+    int local_n, remote_n; /* group sizes */
+    MPI_Comm local;        /* this rank's half of the world */
 } Halves;
 
 /* World rank of rank r of the group of color c. */
-static int world_of(int c, int r) { return 2 * r + c; }
+static int world_of(int c, int r) {
+    return 2 * r + c;
+}
 
 /* Every rank sends to every remote rank (value 100 * world rank + remote
  * rank) and checks what it receives from each. */
@@ -80,13 +82,17 @@ static void check_merge(const Halves* h, MPI_Comm inter, int high_even, int high
     mine[r] = h->rank + 1;
     MPI_OK(MPI_Allreduce(mine, order, n, MPI_INT, MPI_SUM, merged));
     int evens_first;
-    if (high_even != high_odd) evens_first = !high_even;
-    else evens_first = order[0] == 1; /* either is allowed, but consistently */
+    if (high_even != high_odd)
+        evens_first = !high_even;
+    else
+        evens_first = order[0] == 1; /* either is allowed, but consistently */
     const int n_even = (h->size + 1) / 2, n_odd = h->size / 2;
     for (int k = 0; k < n; ++k) {
         int expect;
-        if (evens_first) expect = k < n_even ? world_of(0, k) : world_of(1, k - n_even);
-        else expect = k < n_odd ? world_of(1, k) : world_of(0, k - n_odd);
+        if (evens_first)
+            expect = k < n_even ? world_of(0, k) : world_of(1, k - n_even);
+        else
+            expect = k < n_odd ? world_of(1, k) : world_of(0, k - n_odd);
         CHECK(order[k] == expect + 1, "merged rank %d is world rank %d, expected %d", k,
               order[k] - 1, expect);
     }
@@ -102,8 +108,8 @@ static void test_intercomm(Halves* h) {
 
     /* Leaders first of their group, peer MPI_COMM_WORLD. */
     MPI_Comm inter, dup, inter2, peer;
-    MPI_OK(MPI_Intercomm_create(h->local, 0, MPI_COMM_WORLD, world_of(1 - h->color, 0), 42,
-                                &inter));
+    MPI_OK(
+        MPI_Intercomm_create(h->local, 0, MPI_COMM_WORLD, world_of(1 - h->color, 0), 42, &inter));
     check_inter(h, inter);
     all_to_all_across(h, inter, 3);
 
@@ -159,11 +165,10 @@ int main(int argc, char** argv) {
     MPI_Comm bad;
     CHECK(error_class(MPI_Intercomm_merge(MPI_COMM_WORLD, 0, &bad)) == MPI_ERR_COMM,
           "merging an intracommunicator");
-    CHECK(error_class(MPI_Intercomm_create(h.local, 99, MPI_COMM_WORLD, 0, 1, &bad)) ==
-              MPI_ERR_RANK,
-          "local leader out of range");
-    CHECK(error_class(MPI_Intercomm_create(h.local, 0, MPI_COMM_WORLD, 0, -3, &bad)) ==
-              MPI_ERR_TAG,
+    CHECK(
+        error_class(MPI_Intercomm_create(h.local, 99, MPI_COMM_WORLD, 0, 1, &bad)) == MPI_ERR_RANK,
+        "local leader out of range");
+    CHECK(error_class(MPI_Intercomm_create(h.local, 0, MPI_COMM_WORLD, 0, -3, &bad)) == MPI_ERR_TAG,
           "negative tag");
     if (h.size > 1) test_intercomm(&h);
     MPI_OK(MPI_Comm_free(&h.local));

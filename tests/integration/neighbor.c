@@ -22,7 +22,9 @@ typedef struct {
     int dims[2], periods[2], ndims;
 } Topo;
 
-static int mod(int a, int n) { return ((a % n) + n) % n; }
+static int mod(int a, int n) {
+    return ((a % n) + n) % n;
+}
 
 /* In- and out-neighbors of rank s, in the standard's order; returns degrees. */
 static void neighbors_of(const Topo* t, int s, int* in, int* nin, int* out, int* nout) {
@@ -34,8 +36,10 @@ static void neighbors_of(const Topo* t, int s, int* in, int* nin, int* out, int*
             for (int e = -1; e <= 1; e += 2) {
                 int x[2] = {c[0], c[1]}, r;
                 x[d] += e;
-                if (!t->periods[d] && (x[d] < 0 || x[d] >= t->dims[d])) r = MPI_PROC_NULL;
-                else MPI_OK(MPI_Cart_rank(t->comm, x, &r));
+                if (!t->periods[d] && (x[d] < 0 || x[d] >= t->dims[d]))
+                    r = MPI_PROC_NULL;
+                else
+                    MPI_OK(MPI_Cart_rank(t->comm, x, &r));
                 in[(*nin)++] = r;
                 out[(*nout)++] = r;
             }
@@ -66,9 +70,13 @@ static int block_for_slot(const Topo* t, int j) {
 }
 
 /* The value of element i of block k sent by rank s. */
-static int value(int s, int k, int i) { return 100000 * (s + 1) + 100 * k + i; }
+static int value(int s, int k, int i) {
+    return 100000 * (s + 1) + 100 * k + i;
+}
 /* Elements of block k in the v and w variants. */
-static int count_of(int k) { return k % 3 + 1; }
+static int count_of(int k) {
+    return k % 3 + 1;
+}
 
 static void test_allgather(const Topo* t, const int* in, int nin) {
     int send[2] = {value(t->rank, 0, 0), value(t->rank, 0, 1)}, recv[2 * MAXN], recvv[3 * MAXN];
@@ -107,8 +115,7 @@ static void test_alltoall(const Topo* t, const int* in, int nin, int nout) {
 /* v: block k has count_of(k) ints at displacement 4k; w: odd blocks are
  * shorts, displacements in bytes, packed tightly from byte 8. */
 static void test_alltoallv_w(const Topo* t, const int* in, int nin, int nout) {
-    int send[4 * MAXN], recv[4 * MAXN], scounts[MAXN], sdispls[MAXN], rcounts[MAXN],
-        rdispls[MAXN];
+    int send[4 * MAXN], recv[4 * MAXN], scounts[MAXN], sdispls[MAXN], rcounts[MAXN], rdispls[MAXN];
     for (int k = 0; k < nout; ++k) {
         scounts[k] = count_of(k), sdispls[k] = 4 * k;
         for (int i = 0; i < 4; ++i) send[4 * k + i] = value(t->rank, k, i);
@@ -118,8 +125,8 @@ static void test_alltoallv_w(const Topo* t, const int* in, int nin, int nout) {
         rdispls[j] = 4 * j;
     }
     for (int i = 0; i < 4 * MAXN; ++i) recv[i] = SENTINEL;
-    MPI_OK(MPI_Neighbor_alltoallv(send, scounts, sdispls, MPI_INT, recv, rcounts, rdispls,
-                                  MPI_INT, t->comm));
+    MPI_OK(MPI_Neighbor_alltoallv(send, scounts, sdispls, MPI_INT, recv, rcounts, rdispls, MPI_INT,
+                                  t->comm));
     for (int j = 0; j < nin; ++j)
         for (int i = 0; i < 4; ++i) {
             const int k = in[j] == MPI_PROC_NULL ? -1 : block_for_slot(t, j);
@@ -151,8 +158,8 @@ static void test_alltoallv_w(const Topo* t, const int* in, int nin, int nout) {
         rtypes[j] = k % 2 ? MPI_SHORT : MPI_INT;
         wrd[j] = 8 + 16 * j;
     }
-    MPI_OK(MPI_Neighbor_alltoallw(wsend, scounts, wsd, stypes, wrecv, rcounts, wrd, rtypes,
-                                  t->comm));
+    MPI_OK(
+        MPI_Neighbor_alltoallw(wsend, scounts, wsd, stypes, wrecv, rcounts, wrd, rtypes, t->comm));
     for (int j = 0; j < nin; ++j) {
         if (in[j] == MPI_PROC_NULL) {
             CHECK_GUARD(wrecv + wrd[j], 16, 0x5a, "alltoallw PROC_NULL slot");
@@ -168,8 +175,8 @@ static void test_alltoallv_w(const Topo* t, const int* in, int nin, int nout) {
             } else {
                 memcpy(&got, wrecv + wrd[j] + 4 * i, sizeof got);
             }
-            CHECK(got == expect, "%s alltoallw slot %d[%d]: %d, expected %d",
-                  kind_names[t->kind], j, i, got, expect);
+            CHECK(got == expect, "%s alltoallw slot %d[%d]: %d, expected %d", kind_names[t->kind],
+                  j, i, got, expect);
         }
     }
     CHECK_GUARD(wrecv, 8, 0x5a, "alltoallw wrote below the first displacement");
@@ -183,9 +190,9 @@ static void run(Topo* t) {
         int s[MAXN], d[MAXN], sw[MAXN], dw[MAXN], a, b, w;
         MPI_OK(MPI_Dist_graph_neighbors_count(t->comm, &a, &b, &w));
         MPI_OK(MPI_Dist_graph_neighbors(t->comm, MAXN, s, sw, MAXN, d, dw));
-        CHECK(a == 2 && b == 2 && s[0] == in[0] && s[1] == in[1] && d[0] == out[0] &&
-                  d[1] == out[1],
-              "dist graph neighbors");
+        CHECK(
+            a == 2 && b == 2 && s[0] == in[0] && s[1] == in[1] && d[0] == out[0] && d[1] == out[1],
+            "dist graph neighbors");
     }
     test_allgather(t, in, nin);
     test_alltoall(t, in, nin, nout);
@@ -206,8 +213,8 @@ int main(int argc, char** argv) {
 
     /* Rows of 2 ranks (1 with an odd count): dimension 1 pairs a rank with
      * itself or with the same rank twice. */
-    Topo grid = {GRID, MPI_COMM_NULL, size, rank, {size % 2 ? size : size / 2, size % 2 ? 1 : 2},
-                 {0, 1}, 2};
+    Topo grid = {
+        GRID, MPI_COMM_NULL, size, rank, {size % 2 ? size : size / 2, size % 2 ? 1 : 2}, {0, 1}, 2};
     MPI_OK(MPI_Cart_create(MPI_COMM_WORLD, 2, grid.dims, grid.periods, 0, &grid.comm));
     run(&grid);
 

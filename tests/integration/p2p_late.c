@@ -6,8 +6,9 @@
  * Checks: data and status for small and large messages received by Recv,
  * Irecv and with wildcards; a small standard send completes before its receive
  * exists; a synchronous send (Issend) does not complete before its receive is
- * posted; unexpected messages are picked by tag, not by arrival, when the
- * receiver asks for tags in another order.
+ * posted (Test and Request_get_status say so); unexpected messages are picked
+ * by tag, not by arrival, when the receiver asks for tags in another order; a
+ * send whose request was freed at once is still delivered.
  */
 #include "common.h"
 
@@ -101,11 +102,17 @@ static void synchronous_waits_for_receive(const Ctx* c) {
         MPI_OK(MPI_Issend(out, (int)size, MPI_BYTE, c->right, 9, MPI_COMM_WORLD, &req));
         int flag = 1;
         for (int i = 0; i < 50; ++i) {
-            MPI_OK(MPI_Test(&req, &flag, MPI_STATUS_IGNORE));
+            if (i % 2)
+                MPI_OK(MPI_Test(&req, &flag, MPI_STATUS_IGNORE));
+            else
+                MPI_OK(MPI_Request_get_status(req, &flag, MPI_STATUS_IGNORE));
             CHECK(!flag, "Issend of %zu bytes completed before its receive was posted", size);
         }
         MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
         late_receive(c, id, size, 9, 1);
+        /* Request_get_status reports completion without freeing the request. */
+        while (!flag) MPI_OK(MPI_Request_get_status(req, &flag, MPI_STATUS_IGNORE));
+        CHECK(req != MPI_REQUEST_NULL, "Request_get_status freed the request");
         MPI_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
         free(out);
     }
@@ -132,6 +139,27 @@ static void pick_by_tag(const Ctx* c) {
     for (int t = 0; t < N; ++t) free(out[t]);
 }
 
+/* A send whose request is freed while the message is still unexpected (large:
+ * left in the sender's buffer) is still delivered; the buffer stays valid. */
+static void freed_send_delivers(const Ctx* c) {
+    for (int s = 0; s < 2; ++s) {
+        const int id = 400 + s;
+        const size_t size = s == 0 ? 64 : 200000;
+        unsigned char* out = (unsigned char*)xmalloc(size);
+        fill_pattern(out, size, seed_of(c->rank, id));
+        MPI_Request req;
+        MPI_OK(MPI_Isend(out, (int)size, MPI_BYTE, c->right, 11, MPI_COMM_WORLD, &req));
+        MPI_OK(MPI_Request_free(&req));
+        CHECK(req == MPI_REQUEST_NULL, "Request_free did not reset the handle");
+        MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+        late_receive(c, id, size, 11, 0);
+        /* Our receive came after every send was started; a second barrier makes
+         * sure every large message has been copied before buffers are freed. */
+        MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+        free(out);
+    }
+}
+
 int main(int argc, char** argv) {
     MPI_Init(&argc, &argv);
     Ctx c;
@@ -144,6 +172,7 @@ int main(int argc, char** argv) {
     eager_send_completes(&c);
     synchronous_waits_for_receive(&c);
     pick_by_tag(&c);
+    freed_send_delivers(&c);
 
     MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
     if (c.rank == 0) printf("p2p_late: passed on %d ranks\n", c.nranks);

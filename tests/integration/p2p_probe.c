@@ -11,6 +11,8 @@
  * - Cancel of a posted receive (plain and persistent): Wait completes it,
  *   Test_cancelled is true, and a message sent later goes to the next receive.
  *   Cancel of a receive that already matched: Test_cancelled is false.
+ * - Cancel of a send: whether or not it succeeds, the receiver gets the
+ *   message exactly when Test_cancelled is false.
  */
 #include "common.h"
 
@@ -215,6 +217,53 @@ static void cancel_receives(const Ctx* c) {
     MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
 }
 
+/* Cancelling a send may fail (MPI lets it), but the outcome must be
+ * consistent: the receiver gets the message exactly when Test_cancelled says
+ * the send was not cancelled. */
+static void cancel_send(const Ctx* c) {
+    for (int s = 0; s < 2; ++s) {
+        const int size = s == 0 ? 16 : 100000, tag = 90 + s;
+        unsigned char* out = (unsigned char*)xmalloc((size_t)size);
+        fill_pattern(out, (size_t)size, seed_of(c->rank, 600 + s));
+        MPI_Request r;
+        MPI_Status st;
+        MPI_OK(MPI_Issend(out, size, MPI_BYTE, c->right, tag, MPI_COMM_WORLD, &r));
+        MPI_OK(MPI_Cancel(&r));
+        int cancelled = -1;
+        if (s == 0) {
+            /* The receive is posted only after the cancel: the send either was
+             * cancelled or completes when that receive comes. */
+            MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+        }
+        /* Tell the receiver whether to expect the message (after Wait, which
+         * needs the receive when the cancel failed: post it first). */
+        int left_cancelled = -1;
+        MPI_Request flag_req;
+        MPI_OK(MPI_Irecv(&left_cancelled, 1, MPI_INT, c->left, tag + 10, MPI_COMM_WORLD, &flag_req));
+        unsigned char* in = (unsigned char*)xmalloc((size_t)size);
+        MPI_Request data_req;
+        MPI_OK(MPI_Irecv(in, size, MPI_BYTE, c->left, tag, MPI_COMM_WORLD, &data_req));
+        MPI_OK(MPI_Wait(&r, &st));
+        MPI_OK(MPI_Test_cancelled(&st, &cancelled));
+        MPI_OK(MPI_Send(&cancelled, 1, MPI_INT, c->right, tag + 10, MPI_COMM_WORLD));
+        MPI_OK(MPI_Wait(&flag_req, MPI_STATUS_IGNORE));
+        if (left_cancelled) {
+            int flag = 1;
+            MPI_OK(MPI_Cancel(&data_req));
+            MPI_OK(MPI_Wait(&data_req, &st));
+            MPI_OK(MPI_Test_cancelled(&st, &flag));
+            CHECK(flag, "the left neighbour's send was cancelled, yet a message arrived");
+        } else {
+            MPI_OK(MPI_Wait(&data_req, &st));
+            check_status(&st, c->left, tag, size, "send that could not be cancelled");
+            CHECK_PATTERN(in, (size_t)size, seed_of(c->left, 600 + s), "send that could not be cancelled");
+        }
+        MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+        free(in);
+        free(out);
+    }
+}
+
 int main(int argc, char** argv) {
     MPI_Init(&argc, &argv);
     Ctx c;
@@ -227,6 +276,7 @@ int main(int argc, char** argv) {
     matched_probe(&c);
     probe_proc_null();
     cancel_receives(&c);
+    cancel_send(&c);
 
     if (c.rank == 0) printf("p2p_probe: passed on %d ranks\n", c.nranks);
     MPI_Finalize();

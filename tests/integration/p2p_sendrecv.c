@@ -138,6 +138,9 @@ static void proc_null_everywhere(void) {
     MPI_OK(MPI_Sendrecv_replace(buf, 16, MPI_INT, P, 1, P, 1, W, &st));
     check_null_status(&st, "Sendrecv_replace(PROC_NULL)");
 
+    /* Zero-size messages need no buffer. */
+    MPI_OK(MPI_Sendrecv(NULL, 0, MPI_INT, P, 1, NULL, 0, MPI_INT, P, 1, W, &st));
+
     /* Nothing was received into buf. */
     for (int i = 0; i < 16; ++i) CHECK(buf[i] == 1000 + i, "PROC_NULL receive wrote buf[%d]", i);
 
@@ -158,6 +161,23 @@ static void proc_null_everywhere(void) {
     CHECK(flag, "Test of MPI_REQUEST_NULL");
 }
 
+/* Empty messages with NULL buffers, to a real peer. */
+static void empty_messages(const Ctx* c) {
+    MPI_Request r;
+    MPI_Status st;
+    MPI_OK(MPI_Irecv(NULL, 0, MPI_BYTE, c->left, 50, MPI_COMM_WORLD, &r));
+    MPI_OK(MPI_Send(NULL, 0, MPI_BYTE, c->right, 50, MPI_COMM_WORLD));
+    MPI_OK(MPI_Wait(&r, &st));
+    CHECK(st.MPI_SOURCE == c->left && st.MPI_TAG == 50, "empty message status");
+    int n = -1;
+    MPI_OK(MPI_Get_count(&st, MPI_BYTE, &n));
+    CHECK(n == 0, "empty message count %d", n);
+    MPI_OK(MPI_Sendrecv(NULL, 0, MPI_INT, c->right, 51, NULL, 0, MPI_INT, c->left, 51,
+                        MPI_COMM_WORLD, &st));
+    MPI_OK(MPI_Get_count(&st, MPI_INT, &n));
+    CHECK(n == 0 && st.MPI_SOURCE == c->left, "empty Sendrecv");
+}
+
 int main(int argc, char** argv) {
     MPI_Init(&argc, &argv);
     Ctx c;
@@ -169,6 +189,7 @@ int main(int argc, char** argv) {
     sendrecv_ring(&c);
     sendrecv_replace_ring(&c);
     proc_null_everywhere();
+    empty_messages(&c);
 
     MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
     if (c.rank == 0) printf("p2p_sendrecv: passed on %d ranks\n", c.nranks);

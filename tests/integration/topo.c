@@ -6,7 +6,9 @@
  */
 #include "common.h"
 
-static int mod(int a, int n) { return ((a % n) + n) % n; }
+static int mod(int a, int n) {
+    return ((a % n) + n) % n;
+}
 
 static void test_cart(int rank, int size) {
     int dims[2] = {0, 0}, periods[2] = {1, 0};
@@ -48,8 +50,7 @@ static void test_cart(int rank, int size) {
     CHECK(dst == mod(coords[0] + 1, dims[0]) * dims[1] + coords[1], "shift dest %d", dst);
     MPI_OK(MPI_Cart_shift(cart, 1, 2, &src, &dst));
     CHECK(src == (coords[1] >= 2 ? rank - 2 : MPI_PROC_NULL), "non-periodic source %d", src);
-    CHECK(dst == (coords[1] + 2 < dims[1] ? rank + 2 : MPI_PROC_NULL), "non-periodic dest %d",
-          dst);
+    CHECK(dst == (coords[1] + 2 < dims[1] ? rank + 2 : MPI_PROC_NULL), "non-periodic dest %d", dst);
     /* Rows are sub-grids: the ranks of a row, in order. */
     int remain[2] = {0, 1};
     MPI_Comm row;
@@ -212,9 +213,9 @@ static void test_errors(int size) {
     CHECK(error_class(MPI_Graph_create(MPI_COMM_WORLD, 1, index, edges, 0, &c)) == MPI_ERR_RANK,
           "edge to a node outside the graph");
     const int bad_src[1] = {size};
-    CHECK(error_class(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, bad_src, MPI_UNWEIGHTED,
-                                                     0, NULL, MPI_UNWEIGHTED, MPI_INFO_NULL, 0,
-                                                     &c)) == MPI_ERR_RANK,
+    CHECK(error_class(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, bad_src, MPI_UNWEIGHTED, 0,
+                                                     NULL, MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &c)) ==
+              MPI_ERR_RANK,
           "source outside the communicator");
 }
 

@@ -11,7 +11,18 @@
 //
 // All point-to-point traffic uses the communicator's collective context and
 // one tag per schedule (collectives are started in the same order by every
-// member, so members agree on it).
+// member, so members agree on it); a schedule may reserve a few consecutive
+// tags and give each message a tag offset (neighbor collectives do).
+//
+// Matching rule. Between two ranks, the messages of one schedule with the same
+// tag match in construction order: the engine issues the sends to a peer, and
+// the receives from a peer, in the order they were added, whatever order their
+// dependencies complete in. Builders therefore only have to add, at both ends
+// of a pair, the messages in the same order (symmetric algorithms do).
+//
+// Lifetime. A schedule keeps a reference on every derived datatype its steps
+// use and a copy of its reduction operation, so MPI_Type_free and MPI_Op_free
+// during a nonblocking collective are harmless.
 #pragma once
 
 #include <deque>
@@ -32,28 +43,40 @@ using mpi::Datatype;
 using mpi::Op;
 
 class Schedule final : public mpi::Progressable {
-public:
+  public:
+    static constexpr uint32_t kTagMask = 0x3fffffff;  // the collectives' tag range
     using Step = int;
     using Deps = std::initializer_list<Step>;
 
-    explicit Schedule(Comm* comm);
+    // `tags` consecutive collective tags are reserved for the schedule (every
+    // member must reserve the same number).
+    explicit Schedule(Comm* comm, int tags = 1);
     ~Schedule() override;
+    Schedule(const Schedule&) = delete;
+    Schedule& operator=(const Schedule&) = delete;
 
+    // In deps, a negative step means "nothing" (for optional dependencies).
     Step send(const void* buf, int count, Datatype* type, int peer, Deps deps = {});
     Step recv(void* buf, int count, Datatype* type, int peer, Deps deps = {});
-    // inout = in op inout, over count elements of type (contiguous buffers).
+    // inout = in op inout over count elements of type: packed streams for
+    // predefined operations, buffers laid out as type describes for user ones
+    // (op_apply). The operation is copied.
     Step calc(const Op* op, const void* in, void* inout, int count, Datatype* type, Deps deps = {});
+    // Copies the scount elements of (src, stype) into (dst, dcount, dtype).
     Step copy(const void* src, int scount, Datatype* stype, void* dst, int dcount, Datatype* dtype,
               Deps deps = {});
     Step join(Deps deps);
-    // Adds a dependency after the fact (for steps built in loops).
+    // Adds a dependency after the fact (for steps built in loops); no-op when
+    // on is negative.
     void depend(Step step, Step on);
+    // Uses tag offset k (in [0, tags)) for a send or receive.
+    void set_tag_offset(Step step, int k);
     // Scratch memory living as long as the schedule.
     char* scratch(size_t bytes);
 
     size_t size() const { return steps_.size(); }
     Comm* comm() const { return comm_; }
-    int tag() const { return tag_; }
+    int tag() const { return static_cast<int>(sequence_ & kTagMask); }
 
     // Starts the schedule; `done` completes (status and error filled) when
     // every step is done. The schedule then belongs to the progress engine and,
@@ -61,7 +84,7 @@ public:
     void start(mpi::Request* done);
     bool progress() override;
 
-private:
+  private:
     enum class Kind : uint8_t { Send, Recv, Calc, Copy, Join };
     struct Node {
         Kind kind;
@@ -70,26 +93,34 @@ private:
         int count = 0, dcount = 0;
         Datatype* type = nullptr;
         Datatype* dtype = nullptr;
-        const Op* op = nullptr;
+        Op op;  // Calc: a copy (the handle may be freed meanwhile)
         int peer = 0;
+        int tag_offset = 0;
         int pending = 0;             // dependencies not done yet
+        Step order_next = -1;        // next send (receive) with the same peer and tag
+        bool order_blocked = false;  // an earlier one of those is not issued yet
         bool issued = false, done = false;
-        std::vector<Step> next;      // steps depending on this one
-        mpi::Request req;            // Send / Recv
+        std::vector<Step> next;  // steps depending on this one
+        mpi::Request req;        // Send / Recv
     };
     // Appends a node in place (requests cannot move) and records its deps.
     Node& add(Kind kind, Deps deps, Step* id);
+    void hold(Datatype* t);
+    void link_message_order();
+    void make_ready(Step s);
     void issue(Step s);
     void finish_step(Step s);
 
     Comm* comm_;
     mpi::RankState* owner_;
-    int tag_;
+    uint32_t sequence_;  // tag offset k uses tag (sequence_ + k) mod 2^30
+    int tags_;
     uint32_t context_;
-    std::deque<Node> steps_;         // deque: nodes (and their requests) never move
-    std::vector<Step> in_flight_;    // issued sends and receives not done yet
-    std::vector<Step> ready_;        // steps whose dependencies are done, to issue
+    std::deque<Node> steps_;       // deque: nodes (and their requests) never move
+    std::vector<Step> in_flight_;  // issued sends and receives not done yet
+    std::vector<Step> ready_;      // steps whose dependencies are done, to issue
     std::vector<std::unique_ptr<char[]>> scratch_;
+    std::vector<Datatype*> held_;  // derived datatypes referenced by steps
     size_t done_count_ = 0;
     int error_ = MPI_SUCCESS;
     bool started_ = false;

@@ -19,11 +19,9 @@ struct Comm;
 enum class KeyvalKind { Comm, Type };
 
 int comm_keyval_create(MPI_Comm_copy_attr_function* copy_fn,
-                       MPI_Comm_delete_attr_function* delete_fn, void* extra_state,
-                       int* keyval);
+                       MPI_Comm_delete_attr_function* delete_fn, void* extra_state, int* keyval);
 int type_keyval_create(MPI_Type_copy_attr_function* copy_fn,
-                       MPI_Type_delete_attr_function* delete_fn, void* extra_state,
-                       int* keyval);
+                       MPI_Type_delete_attr_function* delete_fn, void* extra_state, int* keyval);
 // Sets *keyval to MPI_KEYVAL_INVALID.
 int keyval_free(KeyvalKind kind, int* keyval);
 

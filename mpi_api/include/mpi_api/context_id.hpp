@@ -51,8 +51,8 @@ struct Agreement {
     Comm* cross = nullptr;
     int cross_peer = 0;
     TagSource cross_tags;
-    uint64_t key = 0;        // priority among concurrent agreements of a rank: lowest first
-    bool claims = true;      // false: this rank takes part but will not be a member
+    uint64_t key = 0;    // priority among concurrent agreements of a rank: lowest first
+    bool claims = true;  // false: this rank takes part but will not be a member
 };
 
 // Agrees on npairs pairs free at every member; on success sets contexts[i] to

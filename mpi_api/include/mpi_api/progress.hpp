@@ -17,8 +17,10 @@ namespace mpc::mpi {
 // How long a waiting rank polls before it parks (MPC_WAIT_SPIN, default 50us).
 extern int64_t g_wait_spin_ns;
 
-// The calling rank's doorbell (see RankState::doorbell).
-void arm_doorbell(sched::Waiter* w);
+// The calling rank's doorbell (see RankState::doorbell). arm_doorbell returns
+// false when the rank has operations to progress (progress_engine.hpp) that
+// were flagged before the doorbell was armed: the caller must not park then.
+bool arm_doorbell(sched::Waiter* w);
 void disarm_doorbell(sched::Waiter* w);
 
 // What a test (MPI_Test*, MPI_Iprobe, ...) that found nothing done does before
@@ -47,8 +49,8 @@ void block_until(Done&& done, Arm&& arm, Disarm&& disarm) {
         }
         sched::Waiter* w = sched::current_waiter();
         arm(w);
-        arm_doorbell(w);
-        if (!done()) sched::park();
+        const bool may_park = arm_doorbell(w);
+        if (may_park && !done()) sched::park();
         disarm_doorbell(w);
         disarm(w);
         if (done()) return;

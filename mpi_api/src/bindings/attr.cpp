@@ -7,7 +7,9 @@ using namespace mpc::mpi;
 
 namespace {
 
-int check_keyval_out(int* keyval) { return check_not_null(keyval, "keyval"); }
+int check_keyval_out(int* keyval) {
+    return check_not_null(keyval, "keyval");
+}
 
 int check_datatype_arg(MPI_Datatype type) {
     if (!datatype_lookup(type))
@@ -33,7 +35,9 @@ int MPI_COMM_DUP_FN(MPI_Comm, int, void*, void* attribute_val_in, void* attribut
     return MPI_SUCCESS;
 }
 
-int MPI_COMM_NULL_DELETE_FN(MPI_Comm, int, void*, void*) { return MPI_SUCCESS; }
+int MPI_COMM_NULL_DELETE_FN(MPI_Comm, int, void*, void*) {
+    return MPI_SUCCESS;
+}
 
 int MPI_TYPE_NULL_COPY_FN(MPI_Datatype, int, void*, void*, void*, int* flag) {
     *flag = 0;
@@ -47,7 +51,9 @@ int MPI_TYPE_DUP_FN(MPI_Datatype, int, void*, void* attribute_val_in, void* attr
     return MPI_SUCCESS;
 }
 
-int MPI_TYPE_NULL_DELETE_FN(MPI_Datatype, int, void*, void*) { return MPI_SUCCESS; }
+int MPI_TYPE_NULL_DELETE_FN(MPI_Datatype, int, void*, void*) {
+    return MPI_SUCCESS;
+}
 
 // ---- Communicators -----------------------------------------------------------
 
@@ -56,9 +62,8 @@ int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function* comm_copy_attr_fn,
                             void* extra_state) {
     MPC_ENTER_ACTIVE(Comm_create_keyval);
     if (int e = check_keyval_out(comm_keyval)) return raise(nullptr, e);
-    return raise(nullptr,
-                 comm_keyval_create(comm_copy_attr_fn, comm_delete_attr_fn, extra_state,
-                                    comm_keyval));
+    return raise(nullptr, comm_keyval_create(comm_copy_attr_fn, comm_delete_attr_fn, extra_state,
+                                             comm_keyval));
 }
 
 int PMPI_Comm_free_keyval(int* comm_keyval) {

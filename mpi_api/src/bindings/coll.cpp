@@ -1,24 +1,206 @@
-// Collective operations: argument checks, then the collectives room.
-#include "collectives/collectives.hpp"
-#include "mpi_api/api.hpp"
-#include "mpi_api/op.hpp"
+// Collective data movement (MPI 3.1 chapter 5), blocking and nonblocking:
+// argument checks, then a schedule from the collectives room. Reductions are
+// in coll_reduce.cpp.
+#include <vector>
+
+#include "coll_checks.hpp"
 
 using namespace mpc::mpi;
+namespace coll = mpc::coll;
 
 namespace {
 
-int check_data(const void* buf, int count, MPI_Datatype datatype, Datatype** t) {
-    if (int e = check_count(count)) return e;
-    if (int e = check_type(datatype, t)) return e;
-    return check_buffer(buf, count, *t);
+// The checks every collective starts with. *c is null when the handle itself
+// is invalid (the error then goes to MPI_COMM_WORLD's handler).
+int open_coll(MPI_Comm comm, const Run& run, Comm** c) {
+    *c = nullptr;
+    Comm* found;
+    if (int e = check_comm(comm, &found)) return e;
+    *c = found;
+    if (int e = check_coll_comm(found)) return e;
+    return check_run(run);
 }
 
-int check_op(MPI_Op op, const Datatype* t, Op** out) {
-    Op* o = op_lookup(op);
-    if (!o) return make_error(MPI_ERR_OP, "0x%x is not a valid operation", op);
-    if (int e = op_check(*o, *t)) return e;
-    *out = o;
+// A send side that may be MPI_IN_PLACE when in_place_ok (*t stays null then).
+int check_send(const void* buf, int count, MPI_Datatype type, Datatype** t, bool in_place_ok,
+               const char* where) {
+    if (buf == MPI_IN_PLACE) {
+        if (in_place_ok) return MPI_SUCCESS;
+        return make_error(MPI_ERR_BUFFER, "MPI_IN_PLACE is only valid %s", where);
+    }
+    return check_data(buf, count, type, t, "the send buffer");
+}
+
+// n typed blocks (Alltoallw): counts, byte displacements and types.
+int check_typed_blocks(const int* counts, const int* displs, const MPI_Datatype* types, int n,
+                       std::vector<MPI_Aint>& aint_displs, std::vector<Datatype*>& out,
+                       const char* what) {
+    if (n > 0 && !types) return make_error(MPI_ERR_ARG, "the %s types array is NULL", what);
+    if (int e = check_count_array(counts, displs, n, what)) return e;
+    out.resize(static_cast<size_t>(n));
+    aint_displs.resize(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) {
+        if (int e = check_type(types[i], &out[static_cast<size_t>(i)])) return e;
+        aint_displs[static_cast<size_t>(i)] = displs[i];
+    }
     return MPI_SUCCESS;
+}
+
+int barrier(MPI_Comm comm, Run run) {
+    Comm* c;
+    if (int e = open_coll(comm, run, &c)) return raise(c, e);
+    return start(c, coll::make_barrier(c), run);
+}
+
+int bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, Run run) {
+    Comm* c;
+    Datatype* t = nullptr;
+    if (int e = open_coll(comm, run, &c)) return raise(c, e);
+    MPC_TRY(c, check_root(c, root));
+    MPC_TRY(c, check_data(buffer, count, datatype, &t, "the buffer"));
+    return start(c, coll::make_bcast(buffer, count, t, root, c), run);
+}
+
+int gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+           MPI_Datatype recvtype, int root, MPI_Comm comm, Run run) {
+    Comm* c;
+    Datatype *st = nullptr, *rt = nullptr;
+    if (int e = open_coll(comm, run, &c)) return raise(c, e);
+    MPC_TRY(c, check_root(c, root));
+    const bool is_root = c->rank == root;
+    MPC_TRY(c, check_send(sendbuf, sendcount, sendtype, &st, is_root, "at the root"));
+    if (is_root) MPC_TRY(c, check_data(recvbuf, recvcount, recvtype, &rt, "the receive buffer"));
+    return start(c, coll::make_gather(sendbuf, sendcount, st, recvbuf, recvcount, rt, root, c),
+                 run);
+}
+
+int gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+            const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+            MPI_Comm comm, Run run) {
+    Comm* c;
+    Datatype *st = nullptr, *rt = nullptr;
+    if (int e = open_coll(comm, run, &c)) return raise(c, e);
+    MPC_TRY(c, check_root(c, root));
+    const bool is_root = c->rank == root;
+    MPC_TRY(c, check_send(sendbuf, sendcount, sendtype, &st, is_root, "at the root"));
+    if (is_root) {
+        MPC_TRY(c, check_count_array(recvcounts, displs, c->size, "receive"));
+        MPC_TRY(c, check_type(recvtype, &rt));
+        MPC_TRY(c, check_not_in_place(recvbuf, "the receive buffer"));
+    }
+    return start(
+        c, coll::make_gatherv(sendbuf, sendcount, st, recvbuf, recvcounts, displs, rt, root, c),
+        run);
+}
+
+int scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+            MPI_Datatype recvtype, int root, MPI_Comm comm, Run run) {
+    Comm* c;
+    Datatype *st = nullptr, *rt = nullptr;
+    if (int e = open_coll(comm, run, &c)) return raise(c, e);
+    MPC_TRY(c, check_root(c, root));
+    const bool is_root = c->rank == root;
+    if (is_root) MPC_TRY(c, check_data(sendbuf, sendcount, sendtype, &st, "the send buffer"));
+    if (recvbuf != MPI_IN_PLACE || !is_root) {
+        if (recvbuf == MPI_IN_PLACE)
+            MPC_TRY(c, make_error(MPI_ERR_BUFFER, "MPI_IN_PLACE is only valid at the root"));
+        MPC_TRY(c, check_data(recvbuf, recvcount, recvtype, &rt, "the receive buffer"));
+    }
+    return start(c, coll::make_scatter(sendbuf, sendcount, st, recvbuf, recvcount, rt, root, c),
+                 run);
+}
+
+int scatterv(const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+             void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+             Run run) {
+    Comm* c;
+    Datatype *st = nullptr, *rt = nullptr;
+    if (int e = open_coll(comm, run, &c)) return raise(c, e);
+    MPC_TRY(c, check_root(c, root));
+    const bool is_root = c->rank == root;
+    if (is_root) {
+        MPC_TRY(c, check_count_array(sendcounts, displs, c->size, "send"));
+        MPC_TRY(c, check_type(sendtype, &st));
+        MPC_TRY(c, check_not_in_place(sendbuf, "the send buffer"));
+    }
+    if (recvbuf != MPI_IN_PLACE || !is_root) {
+        if (recvbuf == MPI_IN_PLACE)
+            MPC_TRY(c, make_error(MPI_ERR_BUFFER, "MPI_IN_PLACE is only valid at the root"));
+        MPC_TRY(c, check_data(recvbuf, recvcount, recvtype, &rt, "the receive buffer"));
+    }
+    return start(
+        c, coll::make_scatterv(sendbuf, sendcounts, displs, st, recvbuf, recvcount, rt, root, c),
+        run);
+}
+
+int allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+              int recvcount, MPI_Datatype recvtype, MPI_Comm comm, Run run) {
+    Comm* c;
+    Datatype *st = nullptr, *rt = nullptr;
+    if (int e = open_coll(comm, run, &c)) return raise(c, e);
+    MPC_TRY(c, check_send(sendbuf, sendcount, sendtype, &st, true, ""));
+    MPC_TRY(c, check_data(recvbuf, recvcount, recvtype, &rt, "the receive buffer"));
+    return start(c, coll::make_allgather(sendbuf, sendcount, st, recvbuf, recvcount, rt, c), run);
+}
+
+int allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+               const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+               Run run) {
+    Comm* c;
+    Datatype *st = nullptr, *rt = nullptr;
+    if (int e = open_coll(comm, run, &c)) return raise(c, e);
+    MPC_TRY(c, check_send(sendbuf, sendcount, sendtype, &st, true, ""));
+    MPC_TRY(c, check_count_array(recvcounts, displs, c->size, "receive"));
+    MPC_TRY(c, check_type(recvtype, &rt));
+    MPC_TRY(c, check_not_in_place(recvbuf, "the receive buffer"));
+    return start(
+        c, coll::make_allgatherv(sendbuf, sendcount, st, recvbuf, recvcounts, displs, rt, c), run);
+}
+
+int alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+             int recvcount, MPI_Datatype recvtype, MPI_Comm comm, Run run) {
+    Comm* c;
+    Datatype *st = nullptr, *rt = nullptr;
+    if (int e = open_coll(comm, run, &c)) return raise(c, e);
+    MPC_TRY(c, check_send(sendbuf, sendcount, sendtype, &st, true, ""));
+    MPC_TRY(c, check_data(recvbuf, recvcount, recvtype, &rt, "the receive buffer"));
+    return start(c, coll::make_alltoall(sendbuf, sendcount, st, recvbuf, recvcount, rt, c), run);
+}
+
+int alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+              MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
+              MPI_Datatype recvtype, MPI_Comm comm, Run run) {
+    Comm* c;
+    Datatype *st = nullptr, *rt = nullptr;
+    if (int e = open_coll(comm, run, &c)) return raise(c, e);
+    if (sendbuf != MPI_IN_PLACE) {
+        MPC_TRY(c, check_count_array(sendcounts, sdispls, c->size, "send"));
+        MPC_TRY(c, check_type(sendtype, &st));
+    }
+    MPC_TRY(c, check_count_array(recvcounts, rdispls, c->size, "receive"));
+    MPC_TRY(c, check_type(recvtype, &rt));
+    MPC_TRY(c, check_not_in_place(recvbuf, "the receive buffer"));
+    return start(
+        c,
+        coll::make_alltoallv(sendbuf, sendcounts, sdispls, st, recvbuf, recvcounts, rdispls, rt, c),
+        run);
+}
+
+int alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
+              const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+              const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, Run run) {
+    Comm* c;
+    std::vector<Datatype*> st, rt;
+    std::vector<MPI_Aint> sd, rd;
+    if (int e = open_coll(comm, run, &c)) return raise(c, e);
+    if (sendbuf != MPI_IN_PLACE)
+        MPC_TRY(c, check_typed_blocks(sendcounts, sdispls, sendtypes, c->size, sd, st, "send"));
+    MPC_TRY(c, check_typed_blocks(recvcounts, rdispls, recvtypes, c->size, rd, rt, "receive"));
+    MPC_TRY(c, check_not_in_place(recvbuf, "the receive buffer"));
+    return start(c,
+                 coll::make_alltoallw(sendbuf, sendcounts, sd.data(), st.data(), recvbuf,
+                                      recvcounts, rd.data(), rt.data(), c),
+                 run);
 }
 
 }  // namespace
@@ -27,56 +209,184 @@ extern "C" {
 
 int PMPI_Barrier(MPI_Comm comm) {
     MPC_ENTER_ACTIVE(Barrier);
-    Comm* c;
-    if (int e = check_comm(comm, &c)) return raise(nullptr, e);
-    return raise(c, mpc::coll::barrier(c));
+    return barrier(comm, kBlocking);
+}
+
+int PMPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
+    MPC_ENTER_ACTIVE(Ibarrier);
+    return barrier(comm, nonblocking(request));
 }
 
 int PMPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
     MPC_ENTER_ACTIVE(Bcast);
-    Comm* c;
-    Datatype* t;
-    if (int e = check_comm(comm, &c)) return raise(nullptr, e);
-    if (int e = check_data(buffer, count, datatype, &t)) return raise(c, e);
-    if (int e = check_root(c, root)) return raise(c, e);
-    return raise(c, mpc::coll::bcast(buffer, count, t, root, c));
+    return bcast(buffer, count, datatype, root, comm, kBlocking);
 }
 
-int PMPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                int root, MPI_Comm comm) {
-    MPC_ENTER_ACTIVE(Reduce);
-    Comm* c;
-    Datatype* t;
-    Op* o = nullptr;
-    if (int e = check_comm(comm, &c)) return raise(nullptr, e);
-    if (int e = check_root(c, root)) return raise(c, e);
-    if (sendbuf == MPI_IN_PLACE && c->rank != root)
-        return raise(c, make_error(MPI_ERR_BUFFER, "MPI_IN_PLACE is only valid at the root"));
-    const void* data = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-    if (int e = check_data(data, count, datatype, &t)) return raise(c, e);
-    if (c->rank == root)
-        if (int e = check_buffer(recvbuf, count, t)) return raise(c, e);
-    if (int e = check_op(op, t, &o)) return raise(c, e);
-    return raise(c, mpc::coll::reduce(sendbuf, recvbuf, count, t, o, root, c));
+int PMPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                MPI_Request* request) {
+    MPC_ENTER_ACTIVE(Ibcast);
+    return bcast(buffer, count, datatype, root, comm, nonblocking(request));
 }
 
-int PMPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
-                   MPI_Op op, MPI_Comm comm) {
-    MPC_ENTER_ACTIVE(Allreduce);
-    Comm* c;
-    Datatype* t;
-    Op* o = nullptr;
-    if (int e = check_comm(comm, &c)) return raise(nullptr, e);
-    const void* data = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-    if (int e = check_data(data, count, datatype, &t)) return raise(c, e);
-    if (int e = check_buffer(recvbuf, count, t)) return raise(c, e);
-    if (int e = check_op(op, t, &o)) return raise(c, e);
-    return raise(c, mpc::coll::allreduce(sendbuf, recvbuf, count, t, o, c));
+int PMPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+    MPC_ENTER_ACTIVE(Gather);
+    return gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                  kBlocking);
+}
+
+int PMPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                 MPI_Request* request) {
+    MPC_ENTER_ACTIVE(Igather);
+    return gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                  nonblocking(request));
+}
+
+int PMPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                 MPI_Comm comm) {
+    MPC_ENTER_ACTIVE(Gatherv);
+    return gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm,
+                   kBlocking);
+}
+
+int PMPI_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                  MPI_Comm comm, MPI_Request* request) {
+    MPC_ENTER_ACTIVE(Igatherv);
+    return gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm,
+                   nonblocking(request));
+}
+
+int PMPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+    MPC_ENTER_ACTIVE(Scatter);
+    return scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                   kBlocking);
+}
+
+int PMPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                  MPI_Request* request) {
+    MPC_ENTER_ACTIVE(Iscatter);
+    return scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                   nonblocking(request));
+}
+
+int PMPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
+                  MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                  int root, MPI_Comm comm) {
+    MPC_ENTER_ACTIVE(Scatterv);
+    return scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                    kBlocking);
+}
+
+int PMPI_Iscatterv(const void* sendbuf, const int sendcounts[], const int displs[],
+                   MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                   int root, MPI_Comm comm, MPI_Request* request) {
+    MPC_ENTER_ACTIVE(Iscatterv);
+    return scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                    nonblocking(request));
+}
+
+int PMPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+    MPC_ENTER_ACTIVE(Allgather);
+    return allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, kBlocking);
+}
+
+int PMPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+    MPC_ENTER_ACTIVE(Iallgather);
+    return allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                     nonblocking(request));
+}
+
+int PMPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                    MPI_Comm comm) {
+    MPC_ENTER_ACTIVE(Allgatherv);
+    return allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+                      kBlocking);
+}
+
+int PMPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                     const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                     MPI_Comm comm, MPI_Request* request) {
+    MPC_ENTER_ACTIVE(Iallgatherv);
+    return allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+                      nonblocking(request));
+}
+
+int PMPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+    MPC_ENTER_ACTIVE(Alltoall);
+    return alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, kBlocking);
+}
+
+int PMPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+    MPC_ENTER_ACTIVE(Ialltoall);
+    return alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                    nonblocking(request));
+}
+
+int PMPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                   MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
+    MPC_ENTER_ACTIVE(Alltoallv);
+    return alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+                     comm, kBlocking);
+}
+
+int PMPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                    MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                    MPI_Request* request) {
+    MPC_ENTER_ACTIVE(Ialltoallv);
+    return alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+                     comm, nonblocking(request));
+}
+
+int PMPI_Alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                   const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
+    MPC_ENTER_ACTIVE(Alltoallw);
+    return alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                     recvtypes, comm, kBlocking);
+}
+
+int PMPI_Ialltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                    const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                    MPI_Request* request) {
+    MPC_ENTER_ACTIVE(Ialltoallw);
+    return alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                     recvtypes, comm, nonblocking(request));
 }
 
 }  // extern "C"
 
 MPC_WEAK(MPI_Barrier)
+MPC_WEAK(MPI_Ibarrier)
 MPC_WEAK(MPI_Bcast)
-MPC_WEAK(MPI_Reduce)
-MPC_WEAK(MPI_Allreduce)
+MPC_WEAK(MPI_Ibcast)
+MPC_WEAK(MPI_Gather)
+MPC_WEAK(MPI_Igather)
+MPC_WEAK(MPI_Gatherv)
+MPC_WEAK(MPI_Igatherv)
+MPC_WEAK(MPI_Scatter)
+MPC_WEAK(MPI_Iscatter)
+MPC_WEAK(MPI_Scatterv)
+MPC_WEAK(MPI_Iscatterv)
+MPC_WEAK(MPI_Allgather)
+MPC_WEAK(MPI_Iallgather)
+MPC_WEAK(MPI_Allgatherv)
+MPC_WEAK(MPI_Iallgatherv)
+MPC_WEAK(MPI_Alltoall)
+MPC_WEAK(MPI_Ialltoall)
+MPC_WEAK(MPI_Alltoallv)
+MPC_WEAK(MPI_Ialltoallv)
+MPC_WEAK(MPI_Alltoallw)
+MPC_WEAK(MPI_Ialltoallw)

@@ -18,7 +18,9 @@ int check_subgroup(const Comm* c, const GroupData& g) {
     return MPI_SUCCESS;
 }
 
-MPI_Comm handle_of(const Comm* c) { return c ? c->handle : MPI_COMM_NULL; }
+MPI_Comm handle_of(const Comm* c) {
+    return c ? c->handle : MPI_COMM_NULL;
+}
 
 }  // namespace
 
@@ -55,16 +57,15 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
     if (int e = check_comm(comm, &c)) return raise(nullptr, e);
     MPC_TRY(c, check_not_null(newcomm, "newcomm"));
     if (color < 0 && color != MPI_UNDEFINED)
-        return raise(c, make_error(MPI_ERR_ARG, "color %d: colors are >= 0 or MPI_UNDEFINED",
-                                   color));
+        return raise(c,
+                     make_error(MPI_ERR_ARG, "color %d: colors are >= 0 or MPI_UNDEFINED", color));
     MPC_TRY(c, check_intra(c));
     MPC_TRY(c, comm_split(c, color, key, &n));
     *newcomm = handle_of(n);
     return MPI_SUCCESS;
 }
 
-int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
-                         MPI_Comm* newcomm) {
+int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm) {
     MPC_ENTER_ACTIVE(Comm_split_type);
     Comm *c = nullptr, *n = nullptr;
     Info* i = nullptr;
@@ -151,7 +152,8 @@ int PMPI_Comm_remote_size(MPI_Comm comm, int* size) {
     if (int e = check_comm(comm, &c)) return raise(nullptr, e);
     if (!size) return raise(c, make_error(MPI_ERR_ARG, "size is NULL"));
     if (!c->is_inter())
-        return raise(c, make_error(MPI_ERR_COMM, "MPI_Comm_remote_size needs an intercommunicator"));
+        return raise(c,
+                     make_error(MPI_ERR_COMM, "MPI_Comm_remote_size needs an intercommunicator"));
     *size = c->remote_group->size;
     return MPI_SUCCESS;
 }
@@ -185,8 +187,10 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
     MPC_TRY(c, check_not_null(newintercomm, "newintercomm"));
     MPC_TRY(c, check_intra(c));
     if (local_leader < 0 || local_leader >= c->size)
-        return raise(c, make_error(MPI_ERR_RANK, "local_leader %d: the local communicator has %d "
-                                                 "ranks", local_leader, c->size));
+        return raise(c, make_error(MPI_ERR_RANK,
+                                   "local_leader %d: the local communicator has %d "
+                                   "ranks",
+                                   local_leader, c->size));
     MPC_TRY(c, check_tag(tag, false));
     if (c->rank == local_leader) {  // peer_comm and remote_leader matter there only
         if (int e = check_comm(peer_comm, &peer)) return raise(c, e);
@@ -194,7 +198,8 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
         if (remote_leader < 0 || remote_leader >= peer->size || remote_leader == peer->rank)
             return raise(c, make_error(MPI_ERR_RANK,
                                        "remote_leader %d is not another rank of peer_comm (size "
-                                       "%d)", remote_leader, peer->size));
+                                       "%d)",
+                                       remote_leader, peer->size));
     }
     MPC_TRY(c, intercomm_create(c, local_leader, peer, remote_leader, tag, &n));
     *newintercomm = handle_of(n);

@@ -100,8 +100,8 @@ int PMPI_Info_get_nthkey(MPI_Info info, int n, char* key) {
     if (int e = check_not_null(key, "key")) return raise(nullptr, e);
     const int nkeys = static_cast<int>(i->entries.size());
     if (n < 0 || n >= nkeys)
-        return raise(nullptr, make_error(MPI_ERR_ARG, "key number %d: the info has %d keys", n,
-                                         nkeys));
+        return raise(nullptr,
+                     make_error(MPI_ERR_ARG, "key number %d: the info has %d keys", n, nkeys));
     copy_out(i->entries[static_cast<size_t>(n)].first, key, MPI_MAX_INFO_KEY);
     return MPI_SUCCESS;
 }

@@ -1,5 +1,8 @@
-// Neighbor collectives (blocking): argument checks, then the collectives room.
+// Neighbor collectives, blocking and nonblocking: argument checks, then a
+// schedule from the collectives room.
 #include "collectives/neighbor.hpp"
+
+#include "coll_checks.hpp"
 #include "object_checks.hpp"
 #include "topo_checks.hpp"
 
@@ -52,6 +55,86 @@ int check_typed_blocks(const void* buf, size_t n, const int* counts, const MPI_A
     return MPI_SUCCESS;
 }
 
+int neighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm, Run run) {
+    Target t;
+    Datatype *st = nullptr, *rt = nullptr;
+    if (int e = check_comm(comm, &t.comm)) return raise(nullptr, e);
+    MPC_TRY(t.comm, check_target(comm, &t));
+    MPC_TRY(t.comm, check_run(run));
+    MPC_TRY(t.comm, check_block(sendbuf, sendcount, sendtype, &st));
+    MPC_TRY(t.comm, check_block(recvbuf, recvcount, recvtype, &rt));
+    return start(
+        t.comm,
+        mpc::coll::make_neighbor_allgather(sendbuf, sendcount, st, recvbuf, recvcount, rt, t.comm),
+        run);
+}
+
+int neighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                        const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                        MPI_Comm comm, Run run) {
+    Target t;
+    Datatype *st = nullptr, *rt = nullptr;
+    if (int e = check_comm(comm, &t.comm)) return raise(nullptr, e);
+    MPC_TRY(t.comm, check_target(comm, &t));
+    MPC_TRY(t.comm, check_run(run));
+    MPC_TRY(t.comm, check_block(sendbuf, sendcount, sendtype, &st));
+    MPC_TRY(t.comm, check_blocks(recvbuf, t.in, recvcounts, displs, recvtype, &rt));
+    return start(t.comm,
+                 mpc::coll::make_neighbor_allgatherv(sendbuf, sendcount, st, recvbuf, recvcounts,
+                                                     displs, rt, t.comm),
+                 run);
+}
+
+int neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                      int recvcount, MPI_Datatype recvtype, MPI_Comm comm, Run run) {
+    Target t;
+    Datatype *st = nullptr, *rt = nullptr;
+    if (int e = check_comm(comm, &t.comm)) return raise(nullptr, e);
+    MPC_TRY(t.comm, check_target(comm, &t));
+    MPC_TRY(t.comm, check_run(run));
+    MPC_TRY(t.comm, check_block(sendbuf, sendcount, sendtype, &st));
+    MPC_TRY(t.comm, check_block(recvbuf, recvcount, recvtype, &rt));
+    return start(
+        t.comm,
+        mpc::coll::make_neighbor_alltoall(sendbuf, sendcount, st, recvbuf, recvcount, rt, t.comm),
+        run);
+}
+
+int neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                       MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                       const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, Run run) {
+    Target t;
+    Datatype *st = nullptr, *rt = nullptr;
+    if (int e = check_comm(comm, &t.comm)) return raise(nullptr, e);
+    MPC_TRY(t.comm, check_target(comm, &t));
+    MPC_TRY(t.comm, check_run(run));
+    MPC_TRY(t.comm, check_blocks(sendbuf, t.out, sendcounts, sdispls, sendtype, &st));
+    MPC_TRY(t.comm, check_blocks(recvbuf, t.in, recvcounts, rdispls, recvtype, &rt));
+    return start(t.comm,
+                 mpc::coll::make_neighbor_alltoallv(sendbuf, sendcounts, sdispls, st, recvbuf,
+                                                    recvcounts, rdispls, rt, t.comm),
+                 run);
+}
+
+int neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                       const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                       const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                       Run run) {
+    Target t;
+    std::vector<Datatype*> st, rt;
+    if (int e = check_comm(comm, &t.comm)) return raise(nullptr, e);
+    MPC_TRY(t.comm, check_target(comm, &t));
+    MPC_TRY(t.comm, check_run(run));
+    MPC_TRY(t.comm, check_typed_blocks(sendbuf, t.out, sendcounts, sdispls, sendtypes, st));
+    MPC_TRY(t.comm, check_typed_blocks(recvbuf, t.in, recvcounts, rdispls, recvtypes, rt));
+    return start(
+        t.comm,
+        mpc::coll::make_neighbor_alltoallw(sendbuf, sendcounts, sdispls, st.data(), recvbuf,
+                                           recvcounts, rdispls, rt.data(), t.comm),
+        run);
+}
+
 }  // namespace
 
 extern "C" {
@@ -59,55 +142,64 @@ extern "C" {
 int PMPI_Neighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                             void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
     MPC_ENTER_ACTIVE(Neighbor_allgather);
-    Target t;
-    Datatype *st = nullptr, *rt = nullptr;
-    if (int e = check_comm(comm, &t.comm)) return raise(nullptr, e);
-    MPC_TRY(t.comm, check_target(comm, &t));
-    MPC_TRY(t.comm, check_block(sendbuf, sendcount, sendtype, &st));
-    MPC_TRY(t.comm, check_block(recvbuf, recvcount, recvtype, &rt));
-    return raise(t.comm, mpc::coll::neighbor_allgather(sendbuf, sendcount, st, recvbuf, recvcount,
-                                                       rt, t.comm));
+    return neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                              kBlocking);
+}
+
+int PMPI_Ineighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                             void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                             MPI_Request* request) {
+    MPC_ENTER_ACTIVE(Ineighbor_allgather);
+    return neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                              nonblocking(request));
 }
 
 int PMPI_Neighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                              void* recvbuf, const int recvcounts[], const int displs[],
                              MPI_Datatype recvtype, MPI_Comm comm) {
     MPC_ENTER_ACTIVE(Neighbor_allgatherv);
-    Target t;
-    Datatype *st = nullptr, *rt = nullptr;
-    if (int e = check_comm(comm, &t.comm)) return raise(nullptr, e);
-    MPC_TRY(t.comm, check_target(comm, &t));
-    MPC_TRY(t.comm, check_block(sendbuf, sendcount, sendtype, &st));
-    MPC_TRY(t.comm, check_blocks(recvbuf, t.in, recvcounts, displs, recvtype, &rt));
-    return raise(t.comm, mpc::coll::neighbor_allgatherv(sendbuf, sendcount, st, recvbuf,
-                                                        recvcounts, displs, rt, t.comm));
+    return neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                               comm, kBlocking);
 }
 
-int PMPI_Neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                           void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+int PMPI_Ineighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                              void* recvbuf, const int recvcounts[], const int displs[],
+                              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+    MPC_ENTER_ACTIVE(Ineighbor_allgatherv);
+    return neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                               comm, nonblocking(request));
+}
+
+int PMPI_Neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                           int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
     MPC_ENTER_ACTIVE(Neighbor_alltoall);
-    Target t;
-    Datatype *st = nullptr, *rt = nullptr;
-    if (int e = check_comm(comm, &t.comm)) return raise(nullptr, e);
-    MPC_TRY(t.comm, check_target(comm, &t));
-    MPC_TRY(t.comm, check_block(sendbuf, sendcount, sendtype, &st));
-    MPC_TRY(t.comm, check_block(recvbuf, recvcount, recvtype, &rt));
-    return raise(t.comm, mpc::coll::neighbor_alltoall(sendbuf, sendcount, st, recvbuf, recvcount,
-                                                      rt, t.comm));
+    return neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                             kBlocking);
+}
+
+int PMPI_Ineighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                            MPI_Request* request) {
+    MPC_ENTER_ACTIVE(Ineighbor_alltoall);
+    return neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                             nonblocking(request));
 }
 
 int PMPI_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
                             MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
     MPC_ENTER_ACTIVE(Neighbor_alltoallv);
-    Target t;
-    Datatype *st = nullptr, *rt = nullptr;
-    if (int e = check_comm(comm, &t.comm)) return raise(nullptr, e);
-    MPC_TRY(t.comm, check_target(comm, &t));
-    MPC_TRY(t.comm, check_blocks(sendbuf, t.out, sendcounts, sdispls, sendtype, &st));
-    MPC_TRY(t.comm, check_blocks(recvbuf, t.in, recvcounts, rdispls, recvtype, &rt));
-    return raise(t.comm, mpc::coll::neighbor_alltoallv(sendbuf, sendcounts, sdispls, st, recvbuf,
-                                                       recvcounts, rdispls, rt, t.comm));
+    return neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                              recvtype, comm, kBlocking);
+}
+
+int PMPI_Ineighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                             MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                             MPI_Request* request) {
+    MPC_ENTER_ACTIVE(Ineighbor_alltoallv);
+    return neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                              recvtype, comm, nonblocking(request));
 }
 
 int PMPI_Neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
@@ -115,21 +207,28 @@ int PMPI_Neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const M
                             const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
                             MPI_Comm comm) {
     MPC_ENTER_ACTIVE(Neighbor_alltoallw);
-    Target t;
-    std::vector<Datatype*> st, rt;
-    if (int e = check_comm(comm, &t.comm)) return raise(nullptr, e);
-    MPC_TRY(t.comm, check_target(comm, &t));
-    MPC_TRY(t.comm, check_typed_blocks(sendbuf, t.out, sendcounts, sdispls, sendtypes, st));
-    MPC_TRY(t.comm, check_typed_blocks(recvbuf, t.in, recvcounts, rdispls, recvtypes, rt));
-    return raise(t.comm, mpc::coll::neighbor_alltoallw(sendbuf, sendcounts, sdispls, st.data(),
-                                                       recvbuf, recvcounts, rdispls, rt.data(),
-                                                       t.comm));
+    return neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                              recvtypes, comm, kBlocking);
+}
+
+int PMPI_Ineighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                             const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                             const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                             MPI_Comm comm, MPI_Request* request) {
+    MPC_ENTER_ACTIVE(Ineighbor_alltoallw);
+    return neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                              recvtypes, comm, nonblocking(request));
 }
 
 }  // extern "C"
 
 MPC_WEAK(MPI_Neighbor_allgather)
+MPC_WEAK(MPI_Ineighbor_allgather)
 MPC_WEAK(MPI_Neighbor_allgatherv)
+MPC_WEAK(MPI_Ineighbor_allgatherv)
 MPC_WEAK(MPI_Neighbor_alltoall)
+MPC_WEAK(MPI_Ineighbor_alltoall)
 MPC_WEAK(MPI_Neighbor_alltoallv)
+MPC_WEAK(MPI_Ineighbor_alltoallv)
 MPC_WEAK(MPI_Neighbor_alltoallw)
+MPC_WEAK(MPI_Ineighbor_alltoallw)

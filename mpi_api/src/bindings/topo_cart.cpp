@@ -10,8 +10,7 @@ namespace {
 // dims[0..ndims) all positive, their product (at most limit) in *n.
 int check_grid(int ndims, const int* dims, const int* periods, long limit, int* n) {
     if (ndims < 0) return make_error(MPI_ERR_DIMS, "negative number of dimensions %d", ndims);
-    if (ndims > 0 && (!dims || !periods))
-        return make_error(MPI_ERR_ARG, "dims or periods is NULL");
+    if (ndims > 0 && (!dims || !periods)) return make_error(MPI_ERR_ARG, "dims or periods is NULL");
     long product = 1;
     for (int d = 0; d < ndims; ++d) {
         if (dims[d] <= 0)
@@ -19,8 +18,10 @@ int check_grid(int ndims, const int* dims, const int* periods, long limit, int* 
                               dims[d]);
         product *= dims[d];
         if (product > limit)
-            return make_error(MPI_ERR_ARG, "the grid has more points than the %ld ranks of the "
-                                           "communicator", limit);
+            return make_error(MPI_ERR_ARG,
+                              "the grid has more points than the %ld ranks of the "
+                              "communicator",
+                              limit);
     }
     *n = static_cast<int>(product);
     return MPI_SUCCESS;
@@ -74,11 +75,13 @@ int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int* rank) {
     for (int d = 0; d < t->ndims(); ++d) {
         const int n = t->dims[static_cast<size_t>(d)];
         int& x = in_grid[static_cast<size_t>(d)];
-        if (t->periods[static_cast<size_t>(d)]) x = ((x % n) + n) % n;
+        if (t->periods[static_cast<size_t>(d)])
+            x = ((x % n) + n) % n;
         else if (x < 0 || x >= n)
             return raise(c, make_error(MPI_ERR_ARG,
                                        "coordinate %d of dimension %d is outside [0, %d) and the "
-                                       "dimension is not periodic", x, d, n));
+                                       "dimension is not periodic",
+                                       x, d, n));
     }
     *rank = t->cart_rank(in_grid.data());
     return MPI_SUCCESS;
@@ -120,8 +123,8 @@ int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coo
     MPC_TRY(c, check_topology(c, MPI_CART, &t));
     const int nd = t->ndims();
     if (maxdims < nd)
-        return raise(c, make_error(MPI_ERR_ARG, "maxdims %d is less than the %d dimensions",
-                                   maxdims, nd));
+        return raise(
+            c, make_error(MPI_ERR_ARG, "maxdims %d is less than the %d dimensions", maxdims, nd));
     if (nd > 0 && (!dims || !periods || !coords))
         return raise(c, make_error(MPI_ERR_ARG, "dims, periods or coords is NULL"));
     std::copy(t->dims.begin(), t->dims.end(), dims);
@@ -141,8 +144,7 @@ int PMPI_Cartdim_get(MPI_Comm comm, int* ndims) {
     return MPI_SUCCESS;
 }
 
-int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[],
-                  int* newrank) {
+int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int* newrank) {
     MPC_ENTER_ACTIVE(Cart_map);
     Comm* c = nullptr;
     int points;

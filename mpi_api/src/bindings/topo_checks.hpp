@@ -10,11 +10,12 @@ namespace mpc::mpi {
 inline int check_topology(const Comm* c, int kind, const Topology** out) {
     static const char* const kNames[] = {"", "graph", "Cartesian", "distributed graph"};
     const Topology* t = c->topology.get();
-    if (!t)
-        return make_error(MPI_ERR_TOPOLOGY, "the communicator has no virtual topology");
+    if (!t) return make_error(MPI_ERR_TOPOLOGY, "the communicator has no virtual topology");
     if (kind != MPI_UNDEFINED && t->kind != kind)
-        return make_error(MPI_ERR_TOPOLOGY, "a %s topology is required, the communicator has a %s "
-                                            "topology", kNames[kind], kNames[t->kind]);
+        return make_error(MPI_ERR_TOPOLOGY,
+                          "a %s topology is required, the communicator has a %s "
+                          "topology",
+                          kNames[kind], kNames[t->kind]);
     *out = t;
     return MPI_SUCCESS;
 }

@@ -16,8 +16,8 @@ int check_graph(int nnodes, const int* index, const int* edges, int size) {
     if (nnodes > 0 && !index) return make_error(MPI_ERR_ARG, "index is NULL");
     for (int i = 0; i < nnodes; ++i)
         if (index[i] < (i ? index[i - 1] : 0))
-            return make_error(MPI_ERR_ARG, "index[%d] = %d: index must be non-decreasing from 0",
-                              i, index[i]);
+            return make_error(MPI_ERR_ARG, "index[%d] = %d: index must be non-decreasing from 0", i,
+                              index[i]);
     const int nedges = nnodes ? index[nnodes - 1] : 0;
     if (nedges > 0 && !edges) return make_error(MPI_ERR_ARG, "edges is NULL");
     for (int e = 0; e < nedges; ++e)
@@ -33,15 +33,15 @@ int check_neighbors(int n, const int* ranks, const int* weights, int size, const
     if (n > 0 && !ranks) return make_error(MPI_ERR_ARG, "the %s list is NULL", what);
     for (int i = 0; i < n; ++i)
         if (ranks[i] < 0 || ranks[i] >= size)
-            return make_error(MPI_ERR_RANK, "%s %d is rank %d: the communicator has %d ranks",
-                              what, i, ranks[i], size);
+            return make_error(MPI_ERR_RANK, "%s %d is rank %d: the communicator has %d ranks", what,
+                              i, ranks[i], size);
     if (weights == MPI_WEIGHTS_EMPTY && n > 0)
         return make_error(MPI_ERR_ARG, "MPI_WEIGHTS_EMPTY given for %d %s edges", n, what);
     if (weights != MPI_UNWEIGHTED && weights != MPI_WEIGHTS_EMPTY)
         for (int i = 0; i < n; ++i)
             if (weights[i] < 0)
-                return make_error(MPI_ERR_ARG, "negative weight %d of %s edge %d", weights[i],
-                                  what, i);
+                return make_error(MPI_ERR_ARG, "negative weight %d of %s edge %d", weights[i], what,
+                                  i);
     return MPI_SUCCESS;
 }
 
@@ -52,7 +52,8 @@ int check_node(const Comm* c, int rank) {
 }
 
 std::vector<int> weights_of(const int* w, int n) {
-    if (w == MPI_UNWEIGHTED || w == MPI_WEIGHTS_EMPTY) return std::vector<int>(static_cast<size_t>(n), 1);
+    if (w == MPI_UNWEIGHTED || w == MPI_WEIGHTS_EMPTY)
+        return std::vector<int>(static_cast<size_t>(n), 1);
     return std::vector<int>(w, w + n);
 }
 
@@ -129,8 +130,7 @@ int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbor
     return MPI_SUCCESS;
 }
 
-int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[],
-                   int* newrank) {
+int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int* newrank) {
     MPC_ENTER_ACTIVE(Graph_map);
     Comm* c = nullptr;
     if (int e = check_comm(comm, &c)) return raise(nullptr, e);
@@ -181,8 +181,9 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int s
     MPC_TRY(c, check_neighbors(indegree, sources, sourceweights, c->size, "source"));
     MPC_TRY(c, check_neighbors(outdegree, destinations, destweights, c->size, "destination"));
     if ((sourceweights == MPI_UNWEIGHTED) != (destweights == MPI_UNWEIGHTED))
-        return raise(c, make_error(MPI_ERR_ARG, "sourceweights and destweights must both be "
-                                                "MPI_UNWEIGHTED or neither"));
+        return raise(c, make_error(MPI_ERR_ARG,
+                                   "sourceweights and destweights must both be "
+                                   "MPI_UNWEIGHTED or neither"));
     Topology topo;
     topo.weighted = sourceweights != MPI_UNWEIGHTED;
     topo.sources.assign(sources, sources + indegree);
@@ -194,8 +195,7 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int s
     return MPI_SUCCESS;
 }
 
-int PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int* indegree, int* outdegree,
-                                    int* weighted) {
+int PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int* indegree, int* outdegree, int* weighted) {
     MPC_ENTER_ACTIVE(Dist_graph_neighbors_count);
     Comm* c = nullptr;
     const Topology* t = nullptr;

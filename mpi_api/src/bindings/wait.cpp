@@ -293,6 +293,9 @@ int PMPI_Cancel(MPI_Request* request) {
     if (!r) return raise(nullptr, make_error(MPI_ERR_REQUEST, "MPI_REQUEST_NULL passed"));
     if (r->persistent && !r->active)
         return raise(r->comm, make_error(MPI_ERR_REQUEST, "the persistent request is inactive"));
+    if (r->kind == Request::Kind::Collective)
+        return raise(r->comm, make_error(MPI_ERR_REQUEST,
+                                         "a nonblocking collective operation cannot be cancelled"));
     // Receives that have not matched are cancelled; a send, once started, is
     // delivered (the standard allows a cancel to fail: Test_cancelled says false).
     if (r->kind == Request::Kind::Recv && !r->is_complete()) p2p_cancel_recv(r);

@@ -45,12 +45,19 @@ std::vector<Keyval> g_keyvals;
 std::vector<int> g_free_slots;
 std::map<int, std::map<int, void*>> g_type_attrs;  // datatype handle -> keyval -> value
 
-const char* kind_name(KeyvalKind k) { return k == KeyvalKind::Comm ? "communicator" : "datatype"; }
+const char* kind_name(KeyvalKind k) {
+    return k == KeyvalKind::Comm ? "communicator" : "datatype";
+}
 
 bool is_predefined(int keyval) {
     switch (keyval) {
-        case MPI_TAG_UB: case MPI_HOST: case MPI_IO: case MPI_WTIME_IS_GLOBAL:
-        case MPI_UNIVERSE_SIZE: case MPI_LASTUSEDCODE: case MPI_APPNUM:
+        case MPI_TAG_UB:
+        case MPI_HOST:
+        case MPI_IO:
+        case MPI_WTIME_IS_GLOBAL:
+        case MPI_UNIVERSE_SIZE:
+        case MPI_LASTUSEDCODE:
+        case MPI_APPNUM:
             return true;
         default:
             return false;
@@ -67,7 +74,8 @@ Keyval* slot_locked(int keyval) {
 
 // A copy of keyval's callbacks when the user may still name it (not freed).
 int check_keyval(int keyval, KeyvalKind kind, Keyval* out) {
-    if (keyval == MPI_KEYVAL_INVALID) return make_error(MPI_ERR_KEYVAL, "MPI_KEYVAL_INVALID passed");
+    if (keyval == MPI_KEYVAL_INVALID)
+        return make_error(MPI_ERR_KEYVAL, "MPI_KEYVAL_INVALID passed");
     if (is_predefined(keyval))
         return make_error(MPI_ERR_KEYVAL, "keyval 0x%x is predefined and cannot be changed",
                           keyval);
@@ -147,12 +155,18 @@ thread_local int t_last_used_code;
 
 void* predefined_value(int keyval) {
     switch (keyval) {
-        case MPI_TAG_UB: return const_cast<int*>(&kTagUbValue);
-        case MPI_HOST: return const_cast<int*>(&kHostValue);
-        case MPI_IO: return const_cast<int*>(&kIoValue);
-        case MPI_WTIME_IS_GLOBAL: return const_cast<int*>(&kWtimeIsGlobalValue);
-        case MPI_UNIVERSE_SIZE: return &world().universe_size;
-        case MPI_APPNUM: return &world().appnum;
+        case MPI_TAG_UB:
+            return const_cast<int*>(&kTagUbValue);
+        case MPI_HOST:
+            return const_cast<int*>(&kHostValue);
+        case MPI_IO:
+            return const_cast<int*>(&kIoValue);
+        case MPI_WTIME_IS_GLOBAL:
+            return const_cast<int*>(&kWtimeIsGlobalValue);
+        case MPI_UNIVERSE_SIZE:
+            return &world().universe_size;
+        case MPI_APPNUM:
+            return &world().appnum;
         default:
             t_last_used_code = last_used_code();
             return &t_last_used_code;
@@ -162,8 +176,7 @@ void* predefined_value(int keyval) {
 }  // namespace
 
 int comm_keyval_create(MPI_Comm_copy_attr_function* copy_fn,
-                       MPI_Comm_delete_attr_function* delete_fn, void* extra_state,
-                       int* keyval) {
+                       MPI_Comm_delete_attr_function* delete_fn, void* extra_state, int* keyval) {
     Keyval k;
     k.kind = KeyvalKind::Comm;
     k.comm_copy = copy_fn;
@@ -173,8 +186,7 @@ int comm_keyval_create(MPI_Comm_copy_attr_function* copy_fn,
 }
 
 int type_keyval_create(MPI_Type_copy_attr_function* copy_fn,
-                       MPI_Type_delete_attr_function* delete_fn, void* extra_state,
-                       int* keyval) {
+                       MPI_Type_delete_attr_function* delete_fn, void* extra_state, int* keyval) {
     Keyval k;
     k.kind = KeyvalKind::Type;
     k.type_copy = copy_fn;

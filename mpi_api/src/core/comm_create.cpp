@@ -23,7 +23,9 @@ uint64_t intercomm_create_key(int tag) {
     return (uint64_t{0xffffffffu} << 32) | static_cast<uint32_t>(tag);
 }
 
-Datatype* int_type() { return datatype_lookup(MPI_INT); }
+Datatype* int_type() {
+    return datatype_lookup(MPI_INT);
+}
 
 Comm* build_intracomm(const Comm* parent, uint32_t context, GroupRef group, int rank) {
     Comm* c = comm_allocate(parent->owner);
@@ -37,8 +39,8 @@ Comm* build_intracomm(const Comm* parent, uint32_t context, GroupRef group, int 
 
 // contexts[0] for the intercommunicator, contexts[1] for its local_comm (the
 // two groups' local_comms share that pair: they have no member in common).
-Comm* build_intercomm(const Comm* parent, const uint32_t* contexts, GroupRef local,
-                      GroupRef remote, int rank) {
+Comm* build_intercomm(const Comm* parent, const uint32_t* contexts, GroupRef local, GroupRef remote,
+                      int rank) {
     Comm* c = comm_allocate(parent->owner);
     c->context = contexts[0];
     c->size = local->size;

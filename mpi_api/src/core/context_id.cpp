@@ -115,6 +115,8 @@ int agree_contexts(RankState* me, const Agreement& a, int npairs, uint32_t* cont
             return MPI_SUCCESS;
         }
         // Another agreement of some member holds its mask: let it finish.
+        runtime::debug("context id agreement (key 0x%llx) retried: a member's mask was busy",
+                       static_cast<unsigned long long>(a.key));
         sched::yield();
     }
 }

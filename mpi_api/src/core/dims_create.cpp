@@ -13,7 +13,7 @@ namespace {
 // the smallest largest factor). Factors are drawn from n's divisors, so the
 // search stays small for any n an MPI job can have.
 class Balancer {
-public:
+  public:
     Balancer(int n, int k) : k_(k) {
         for (int d = 1; static_cast<long>(d) * d <= n; ++d)
             if (n % d == 0) {
@@ -26,7 +26,7 @@ public:
     }
     const std::vector<int>& best() const { return best_; }
 
-private:
+  private:
     void search(int rest, int max_factor) {
         const int left = k_ - static_cast<int>(current_.size());
         if (left == 1) {
@@ -71,8 +71,10 @@ int dims_create(int nnodes, int ndims, int* dims) {
         if (dims[d] < 0)
             return make_error(MPI_ERR_DIMS, "dims[%d] is %d: entries must be 0 or positive", d,
                               dims[d]);
-        if (dims[d] > 0) fixed *= dims[d];
-        else ++free_dims;
+        if (dims[d] > 0)
+            fixed *= dims[d];
+        else
+            ++free_dims;
         if (fixed > nnodes) break;
     }
     if (fixed > nnodes || nnodes % fixed)
@@ -82,9 +84,8 @@ int dims_create(int nnodes, int ndims, int* dims) {
     const int rest = static_cast<int>(nnodes / fixed);
     if (free_dims == 0) {
         if (rest != 1)
-            return make_error(MPI_ERR_DIMS,
-                              "all dimensions are fixed and hold %ld nodes, not %d", fixed,
-                              nnodes);
+            return make_error(MPI_ERR_DIMS, "all dimensions are fixed and hold %ld nodes, not %d",
+                              fixed, nnodes);
         return MPI_SUCCESS;
     }
     const std::vector<int> factors = Balancer(rest, free_dims).best();

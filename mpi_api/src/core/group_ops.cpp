@@ -9,7 +9,7 @@ namespace {
 
 // World rank -> rank in g, in constant time (rank_of scans explicit lists).
 class RankIndex {
-public:
+  public:
     explicit RankIndex(const GroupData& g) : g_(g) {
         if (g.identity) return;
         index_.reserve(g.ranks.size());
@@ -22,7 +22,7 @@ public:
     }
     bool contains(int world_rank) const { return rank_of(world_rank) != MPI_UNDEFINED; }
 
-private:
+  private:
     const GroupData& g_;
     std::unordered_map<int, int> index_;
 };
@@ -67,12 +67,11 @@ int expand_ranges(const GroupData& g, int n, const int (*ranges)[3], std::vector
                               stride);
         if ((last > first && stride < 0) || (last < first && stride > 0))
             return make_error(MPI_ERR_ARG,
-                              "range %d (%d, %d, %d): the stride points away from the last rank",
-                              i, first, last, stride);
+                              "range %d (%d, %d, %d): the stride points away from the last rank", i,
+                              first, last, stride);
         for (long r = first; stride > 0 ? r <= last : r >= last; r += stride) {
             char& s = seen[static_cast<size_t>(r)];
-            if (s)
-                return make_error(MPI_ERR_ARG, "rank %ld appears in more than one range", r);
+            if (s) return make_error(MPI_ERR_ARG, "rank %ld appears in more than one range", r);
             s = 1;
             out.push_back(static_cast<int>(r));
         }

@@ -92,8 +92,8 @@ int check_info_value(const char* value) {
     if (!value) return make_error(MPI_ERR_INFO_VALUE, "the value is NULL");
     size_t n = strlen(value);
     if (n > MPI_MAX_INFO_VAL)
-        return make_error(MPI_ERR_INFO_VALUE, "value of %zu characters (MPI_MAX_INFO_VAL is %d)",
-                          n, MPI_MAX_INFO_VAL);
+        return make_error(MPI_ERR_INFO_VALUE, "value of %zu characters (MPI_MAX_INFO_VAL is %d)", n,
+                          MPI_MAX_INFO_VAL);
     return MPI_SUCCESS;
 }
 

@@ -9,11 +9,15 @@
 namespace mpc::mpi {
 namespace {
 
-Datatype* type_of(MPI_Datatype t) { return datatype_lookup(t); }
+Datatype* type_of(MPI_Datatype t) {
+    return datatype_lookup(t);
+}
 
 }  // namespace
 
-int next_coll_tag(Comm* c) { return static_cast<int>(c->coll_sequence++ & 0x3fffffff); }
+int next_coll_tag(Comm* c) {
+    return static_cast<int>(c->coll_sequence++ & 0x3fffffff);
+}
 
 void tree_reduce_and(const Team& t, uint64_t* words, int n, int root, int tag) {
     const int size = t.size;

@@ -122,8 +122,13 @@ void request_release(Request* r) {
     pool().release(h);
 }
 
-void arm_doorbell(sched::Waiter* w) {
-    if (RankState* me = current_rank()) me->doorbell.store(w, std::memory_order_seq_cst);
+bool arm_doorbell(sched::Waiter* w) {
+    RankState* me = current_rank();
+    if (!me) return true;
+    me->doorbell.store(w, std::memory_order_seq_cst);
+    // Operations of the rank flagged before the doorbell was armed rang nobody:
+    // the caller must progress them instead of parking.
+    return !me->progress_pending.load(std::memory_order_seq_cst);
 }
 
 void disarm_doorbell(sched::Waiter* w) {

@@ -7,6 +7,13 @@
 #include "mpi_api/comm_ops.hpp"
 #include "mpi_api/internal_coll.hpp"
 
+// The weight-array sentinels of mpi.h: only their addresses matter.
+namespace {
+int g_weight_sentinels[2];
+}  // namespace
+extern "C" int* const MPI_UNWEIGHTED = &g_weight_sentinels[0];
+extern "C" int* const MPI_WEIGHTS_EMPTY = &g_weight_sentinels[1];
+
 namespace mpc::mpi {
 
 // ---- Grid arithmetic ---------------------------------------------------------
@@ -31,8 +38,10 @@ void Topology::cart_shift(int rank, int direction, int disp, int* source, int* d
     const size_t d = static_cast<size_t>(direction);
     const int n = dims[d], here = c[d];
     auto neighbor = [&](long pos) {
-        if (periods[d]) pos = ((pos % n) + n) % n;
-        else if (pos < 0 || pos >= n) return MPI_PROC_NULL;
+        if (periods[d])
+            pos = ((pos % n) + n) % n;
+        else if (pos < 0 || pos >= n)
+            return MPI_PROC_NULL;
         c[d] = static_cast<int>(pos);
         int r = cart_rank(c.data());
         c[d] = here;

@@ -1,7 +1,6 @@
 // Groups: set operations, rank lists, ranges, translation and comparison on
 // group data (mpi_api/group.hpp), with the error classes of bad arguments.
 #include <catch2/catch.hpp>
-
 #include <vector>
 
 #include "mpi_api/errors.hpp"
@@ -11,7 +10,9 @@ using namespace mpc::mpi;
 
 namespace {
 
-GroupRef of(std::vector<int> world_ranks) { return GroupData::make(std::move(world_ranks)); }
+GroupRef of(std::vector<int> world_ranks) {
+    return GroupData::make(std::move(world_ranks));
+}
 
 std::vector<int> members(const GroupRef& g) {
     std::vector<int> w;
@@ -19,7 +20,9 @@ std::vector<int> members(const GroupRef& g) {
     return w;
 }
 
-int cls(int code) { return error_class_of(code); }
+int cls(int code) {
+    return error_class_of(code);
+}
 
 }  // namespace
 

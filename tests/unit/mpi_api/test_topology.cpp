@@ -1,7 +1,6 @@
 // Topologies: MPI_Dims_create's balanced factorization and the Cartesian
 // grid arithmetic (coordinates, ranks, shifts, neighbor order and tags).
 #include <catch2/catch.hpp>
-
 #include <vector>
 
 #include "mpi_api/errors.hpp"
