@@ -1,0 +1,79 @@
+// Shared by the collective bindings (coll.cpp, coll_reduce.cpp, neighbor.cpp):
+// argument checks with the standard's error classes, and running a schedule
+// blocking or behind a request (MPI_X and MPI_IX share one implementation).
+#pragma once
+
+#include "collectives/collectives.hpp"
+#include "mpi_api/api.hpp"
+#include "mpi_api/op.hpp"
+
+namespace mpc::mpi {
+
+// How a collective binding runs its schedule: blocking, or behind *request.
+struct Run {
+    bool blocking;
+    MPI_Request* request;
+};
+inline constexpr Run kBlocking{true, nullptr};
+inline Run nonblocking(MPI_Request* request) {
+    return {false, request};
+}
+
+inline int check_run(const Run& run) {
+    if (!run.blocking && !run.request) return make_error(MPI_ERR_ARG, "request is NULL");
+    return MPI_SUCCESS;
+}
+
+// Blocking: runs s and raises its error on c. Nonblocking: starts it and
+// returns its request in *run.request.
+inline int start(Comm* c, coll::SchedulePtr s, const Run& run) {
+    if (run.blocking) return raise(c, coll::run_blocking(std::move(s)));
+    *run.request = coll::run_nonblocking(std::move(s));
+    return MPI_SUCCESS;
+}
+
+// An intracommunicator for a collective.
+inline int check_coll_comm(Comm* c) {
+    if (c->is_inter())
+        return make_error(MPI_ERR_COMM, "collectives on intercommunicators are not supported yet");
+    return MPI_SUCCESS;
+}
+
+inline int check_not_in_place(const void* buf, const char* what) {
+    if (buf == MPI_IN_PLACE)
+        return make_error(MPI_ERR_BUFFER, "MPI_IN_PLACE is not allowed as %s here", what);
+    return MPI_SUCCESS;
+}
+
+// count elements of datatype at buf, buf not MPI_IN_PLACE.
+inline int check_data(const void* buf, int count, MPI_Datatype datatype, Datatype** t,
+                      const char* what) {
+    if (int e = check_count(count)) return e;
+    if (int e = check_type(datatype, t)) return e;
+    if (int e = check_not_in_place(buf, what)) return e;
+    return check_buffer(buf, count, *t);
+}
+
+// n counts and displacements (block i: counts[i] elements of t at displs[i]).
+inline int check_count_array(const int* counts, const void* displs, int n, const char* what) {
+    if (n > 0 && (!counts || !displs))
+        return make_error(MPI_ERR_ARG, "the %s counts or displacements array is NULL", what);
+    for (int i = 0; i < n; ++i)
+        if (counts[i] < 0)
+            return make_error(MPI_ERR_COUNT, "%s count %d (for rank %d) is negative", what,
+                              counts[i], i);
+    return MPI_SUCCESS;
+}
+
+inline int check_op(MPI_Op op, const Datatype* t, Op** out) {
+    Op* o = op_lookup(op);
+    if (!o) {
+        if (op == MPI_OP_NULL) return make_error(MPI_ERR_OP, "MPI_OP_NULL passed");
+        return make_error(MPI_ERR_OP, "0x%x is not a valid operation", op);
+    }
+    if (int e = op_check(*o, *t)) return e;
+    *out = o;
+    return MPI_SUCCESS;
+}
+
+}  // namespace mpc::mpi
