@@ -17,15 +17,21 @@ std::vector<std::unique_ptr<Task>> g_tasks;  // kept until the scheduler ends (w
 // Waiters of OS threads come from a pool and are never freed, so that a late
 // unpark() aimed at a thread that has exited touches valid memory (it only
 // causes a spurious wake-up of the waiter's next user).
+// The pool itself is never destroyed either: a thread may exit (and return its
+// waiter) after static destructors have run, and leak checkers must still see
+// the pooled waiters as reachable.
 std::mutex g_waiter_pool_mutex;
-std::vector<Waiter*> g_waiter_pool;
+std::vector<Waiter*>& waiter_pool() {
+    static auto* pool = new std::vector<Waiter*>();
+    return *pool;
+}
 
 struct ThreadWaiter {
     Waiter* waiter = nullptr;
     ~ThreadWaiter() {
         if (!waiter) return;
         std::lock_guard<std::mutex> g(g_waiter_pool_mutex);
-        g_waiter_pool.push_back(waiter);
+        waiter_pool().push_back(waiter);
     }
 };
 thread_local ThreadWaiter tl_thread_waiter;
@@ -50,9 +56,9 @@ Waiter* current_waiter() {
     if (Task* t = current_task_or_null()) return &t->waiter;
     if (!tl_thread_waiter.waiter) {
         std::lock_guard<std::mutex> g(g_waiter_pool_mutex);
-        if (!g_waiter_pool.empty()) {
-            tl_thread_waiter.waiter = g_waiter_pool.back();
-            g_waiter_pool.pop_back();
+        if (!waiter_pool().empty()) {
+            tl_thread_waiter.waiter = waiter_pool().back();
+            waiter_pool().pop_back();
         } else {
             tl_thread_waiter.waiter = new Waiter();  // pooled forever, see above
         }
@@ -92,7 +98,11 @@ void* current_owner() {
     return tl_thread_owner;
 }
 
-void set_thread_owner(void* owner) { tl_thread_owner = owner; }
+// Not instrumented: called first thing on a new thread, before ThreadSanitizer
+// has set the thread up (see runtime/entry/interpose.cpp).
+__attribute__((no_sanitize("thread"))) void set_thread_owner(void* owner) {
+    tl_thread_owner = owner;
+}
 
 void yield() {
     Vp* vp = tl_vp;

@@ -17,6 +17,10 @@ namespace mpc::mpi {
 // How long a waiting rank polls before it parks (MPC_WAIT_SPIN, default 50us).
 extern int64_t g_wait_spin_ns;
 
+// Runs the MPI layer's poll function for the calling rank (its inbox, its
+// network work, its operations in progress, and others' when collaborative).
+bool poll_current();
+
 // The calling rank's doorbell (see RankState::doorbell). arm_doorbell returns
 // false when the rank has operations to progress (progress_engine.hpp) that
 // were flagged before the doorbell was armed: the caller must not park then.
@@ -28,8 +32,8 @@ void disarm_doorbell(sched::Waiter* w);
 // waits for may be one of them (a rank spinning on MPI_Test would otherwise
 // starve the ranks sharing its VP forever), or polls when none is runnable.
 inline void progress_for_test() {
+    poll_current();
     if (sched::others_runnable()) sched::yield();
-    else sched::poll();
 }
 
 // Waits until done(). arm(w) must arrange for w->unpark() to be called after
@@ -38,9 +42,12 @@ template <class Done, class Arm, class Disarm>
 void block_until(Done&& done, Arm&& arm, Disarm&& disarm) {
     int64_t start = -1;
     for (;;) {
-        if (sched::others_runnable()) sched::yield();
-        else sched::poll();
+        poll_current();
         if (done()) return;
+        if (sched::others_runnable()) {
+            sched::yield();
+            if (done()) return;
+        }
         int64_t now = runtime::now_ns();
         if (start < 0) start = now;
         if (now - start < g_wait_spin_ns) {

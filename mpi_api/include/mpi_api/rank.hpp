@@ -30,6 +30,13 @@ struct RankState {
     int vp = 0;
 
     MatchQueues match;
+
+    // Intra-node messages not matched yet: senders push them here (a lock-free
+    // stack, one cache line of its own); the rank, or a rank polling for it,
+    // moves them into matching in arrival order (intranode.hpp).
+    alignas(64) std::atomic<Incoming*> inbox{nullptr};
+    alignas(64) Incoming* backlog_head = nullptr;  // taken from the inbox, not matched yet
+    Incoming* backlog_tail = nullptr;              // (both under match.lock)
     // Threads of this rank blocked in MPI_Probe/Mprobe (several with
     // MPI_THREAD_MULTIPLE), unparked when an unexpected message arrives. The
     // list is guarded by match.lock; prober_count lets senders skip the lock
@@ -57,8 +64,14 @@ struct RankState {
     int exit_status = 0;
 
     // API layer bookkeeping (see api.hpp).
-    int current_fn = -1;          // the MPI function the rank is in, for messages
+    int current_fn = -1;          // the MPI function the rank's task is in, for messages
     FnStats* fn_stats = nullptr;  // per-function statistics, when enabled
+
+    // The rank's private copy of the program (rank images): its dlopen handle,
+    // or nullptr when the rank runs the image the kernel loaded. The Fortran
+    // bindings find that copy's sentinel COMMON block through it (cached).
+    void* image = nullptr;
+    std::atomic<const void*> fortran_sentinels{nullptr};
 };
 
 // The job as this node process sees it.

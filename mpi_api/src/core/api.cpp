@@ -1,5 +1,7 @@
 #include "mpi_api/api.hpp"
 
+#include <atomic>
+
 #include "runtime/log.hpp"
 #include "runtime/sync.hpp"
 
@@ -12,26 +14,41 @@ FnStats* rank_fn_stats(RankState* rank) {
     return rank->fn_stats;
 }
 
+namespace {
+
+// Where the MPI function being run is kept, for messages: in the rank for its
+// own task (the only one that runs on the rank's behalf there), in a
+// thread_local for the threads a rank created (with MPI_THREAD_MULTIPLE
+// several of them are in MPI at once).
+thread_local int tl_thread_fn = -1;
+int& fn_slot(RankState* me) { return sched::in_task() ? me->current_fn : tl_thread_fn; }
+
+}  // namespace
+
 ApiScope::ApiScope(RankState* me, gen::Fn fn) : me_(me), fn_(fn) {
     if (!me_) return;
-    outer_ = static_cast<gen::Fn>(me_->current_fn);
-    me_->current_fn = static_cast<int>(fn);
+    int& slot = fn_slot(me_);
+    outer_ = static_cast<gen::Fn>(slot);
+    slot = static_cast<int>(fn);
     if (g_stats_enabled) start_ = runtime::now_ns();
 }
 
 ApiScope::~ApiScope() {
     if (!me_) return;
-    me_->current_fn = static_cast<int>(outer_);
+    fn_slot(me_) = static_cast<int>(outer_);
     if (g_stats_enabled) {
+        // Threads of one rank may count at the same time.
         FnStats& s = rank_fn_stats(me_)[static_cast<size_t>(fn_)];
-        s.calls++;
-        s.ns += static_cast<uint64_t>(runtime::now_ns() - start_);
+        std::atomic_ref<uint64_t>(s.calls).fetch_add(1, std::memory_order_relaxed);
+        std::atomic_ref<uint64_t>(s.ns).fetch_add(static_cast<uint64_t>(runtime::now_ns() - start_),
+                                                  std::memory_order_relaxed);
     }
 }
 
 const char* current_fn_name(RankState* me) {
-    if (!me || me->current_fn < 0) return "MPI";
-    return gen::kFnNames[me->current_fn];
+    if (!me) return "MPI";
+    const int fn = fn_slot(me);
+    return fn < 0 ? "MPI" : gen::kFnNames[fn];
 }
 
 void not_initialized(RankState* me, gen::Fn fn) {

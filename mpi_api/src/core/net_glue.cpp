@@ -7,6 +7,7 @@
 #include "mpi_api/progress_engine.hpp"
 #include "mpi_api/rank.hpp"
 #include "mpi_api/request.hpp"
+#include "intranode.hpp"
 
 namespace mpc::mpi {
 namespace {
@@ -99,7 +100,10 @@ ib::Upcalls network_upcalls() {
     u.work_arrived = work_arrived;
     u.thread_poll = [](void*) {
         bool did = false;
-        for (RankState* r : world().locals) did |= progress_rank(r);
+        for (RankState* r : world().locals) {
+            did |= intranode::drain(r, false);
+            did |= progress_rank(r);
+        }
         return did;
     };
     return u;

@@ -10,6 +10,7 @@
 #include "mpi_api/errors.hpp"
 #include "mpi_api/progress.hpp"
 #include "mpi_api/rank.hpp"
+#include "intranode.hpp"
 #include "runtime/log.hpp"
 
 namespace mpc::mpi {
@@ -19,103 +20,6 @@ size_t g_intra_eager_limit = 16384;
 namespace {
 
 const RemoteTransport* g_remote = nullptr;
-
-// ---- Intra-node messages ---------------------------------------------------
-
-// A small message copied into a cell. The sender enqueues the cell under the
-// receiver's lock (keeping MPI order) and fills it after unlocking; `ready`
-// tells the receiver the copy is done.
-struct IntraCell : Incoming {
-    std::atomic<bool> ready{false};
-    unsigned char* data() { return reinterpret_cast<unsigned char*>(this + 1); }
-};
-
-// A large or synchronous message left in the sender's buffer.
-struct IntraRendezvous : Incoming {
-    Request* send;
-};
-
-void deliver_cell(Incoming* m, Request* r);
-void deliver_rendezvous(Incoming* m, Request* r);
-
-const IncomingOps kCellOps{deliver_cell, "intra-node cell"};
-const IncomingOps kRendezvousOps{deliver_rendezvous, "intra-node rendezvous"};
-
-IntraCell* new_cell(const Envelope& e, size_t bytes) {
-    void* mem = malloc(sizeof(IntraCell) + bytes);
-    if (!mem) runtime::fatal("out of memory for a %zu-byte message", bytes);
-    auto* c = new (mem) IntraCell();
-    c->env = e;
-    c->bytes = bytes;
-    c->ops = &kCellOps;
-    return c;
-}
-
-void free_cell(IntraCell* c) {
-    c->~IntraCell();
-    free(c);
-}
-
-size_t message_bytes(const Request* r) { return static_cast<size_t>(r->count) * r->type->size; }
-
-void deliver_cell(Incoming* m, Request* r) {
-    auto* c = static_cast<IntraCell*>(m);
-    // The sender fills the cell right after enqueueing it, without switching.
-    for (unsigned spins = 0; !c->ready.load(std::memory_order_acquire); ++spins) {
-        if (spins > 1000) sched::yield();
-        else runtime::cpu_relax();
-    }
-    size_t n = std::min(c->bytes, receive_capacity(r));
-    unpack(r->buf, static_cast<size_t>(r->count), *r->type, 0, c->data(), n);
-    finish_receive(r, c->env.source, c->env.tag, c->bytes, n);
-    free_cell(c);
-}
-
-void deliver_rendezvous(Incoming* m, Request* r) {
-    auto* rv = static_cast<IntraRendezvous*>(m);
-    Request* s = rv->send;
-    size_t n = std::min(rv->bytes, receive_capacity(r));
-    typed_copy(s->buf, static_cast<size_t>(s->count), *s->type, r->buf,
-               static_cast<size_t>(r->count), *r->type, n);
-    finish_receive(r, rv->env.source, rv->env.tag, rv->bytes, n);
-    delete rv;
-    complete(s);
-}
-
-void intra_send(Request* s, RankState* dest) {
-    const Envelope e{s->context, s->comm->rank, s->tag};
-    const size_t bytes = message_bytes(s);
-    MatchQueues& q = dest->match;
-
-    q.lock.lock();
-    if (Request* r = q.take_posted(e)) {
-        q.lock.unlock();
-        size_t n = std::min(bytes, receive_capacity(r));
-        typed_copy(s->buf, static_cast<size_t>(s->count), *s->type, r->buf,
-                   static_cast<size_t>(r->count), *r->type, n);
-        finish_receive(r, e.source, e.tag, bytes, n);
-        complete(s);
-        return;
-    }
-    if (bytes <= g_intra_eager_limit && s->mode != SendMode::Synchronous) {
-        IntraCell* c = new_cell(e, bytes);
-        enqueue_unexpected(dest, c);
-        q.lock.unlock();
-        pack(s->buf, static_cast<size_t>(s->count), *s->type, 0, c->data(), bytes);
-        c->ready.store(true, std::memory_order_release);
-        wake_prober(dest);
-        complete(s);
-        return;
-    }
-    auto* rv = new IntraRendezvous();
-    rv->env = e;
-    rv->bytes = bytes;
-    rv->ops = &kRendezvousOps;
-    rv->send = s;
-    enqueue_unexpected(dest, rv);
-    q.lock.unlock();
-    wake_prober(dest);
-}
 
 }  // namespace
 
@@ -158,7 +62,7 @@ void set_remote_transport(const RemoteTransport* transport) { g_remote = transpo
 void p2p_start_send(Request* s) {
     int dest_world = s->comm->peer_world_rank(s->peer);
     if (RankState* dest = world().local(dest_world)) {
-        intra_send(s, dest);
+        intranode::send(s, dest);
         return;
     }
     if (!g_remote)
@@ -167,25 +71,51 @@ void p2p_start_send(Request* s) {
     g_remote->start_send(s, dest_world);
 }
 
-void p2p_start_recv(Request* r) {
-    MatchQueues& q = r->rank->match;
+namespace {
+
+// Takes the lock of me's matching with every message that arrived before this
+// point moved into matching: a new receive or probe must see them all.
+// Returns with the lock held; `out` holds matches to deliver after unlocking.
+bool lock_with_inbox_drained(RankState* me, intranode::Deliveries& out) {
+    MatchQueues& q = me->match;
     q.lock.lock();
-    Incoming* m = q.find_unexpected(r->context, r->peer, r->tag);
-    if (!m) {
-        q.add_posted(r);
+    bool unexpected = false;
+    for (;;) {
+        unexpected |= intranode::drain_locked(me, out);
+        if (!out.full()) return unexpected;
         q.lock.unlock();
-        return;
+        out.deliver_all();
+        q.lock.lock();
     }
-    q.remove_unexpected(m);
+}
+
+}  // namespace
+
+void p2p_start_recv(Request* r) {
+    RankState* me = r->rank;
+    MatchQueues& q = me->match;
+    intranode::Deliveries out;
+    bool unexpected = lock_with_inbox_drained(me, out);
+    Incoming* m = q.find_unexpected(r->context, r->peer, r->tag);
+    if (m) q.remove_unexpected(m);
+    else q.add_posted(r);
     q.lock.unlock();
-    m->ops->deliver(m, r);
+    out.deliver_all();
+    if (unexpected) wake_prober(me);
+    if (m) m->ops->deliver(m, r);
 }
 
 bool p2p_cancel_recv(Request* r) {
-    MatchQueues& q = r->rank->match;
-    q.lock.lock();
+    // Messages that arrived before the cancel match first: only a receive that
+    // nothing sent so far can match is cancelled.
+    RankState* me = r->rank;
+    MatchQueues& q = me->match;
+    intranode::Deliveries out;
+    bool unexpected = lock_with_inbox_drained(me, out);
     bool removed = q.remove_posted(r);
     q.lock.unlock();
+    out.deliver_all();
+    if (unexpected) wake_prober(me);
     if (removed) {
         set_empty_status(&r->status);
         r->status.mpc_cancelled = 1;
@@ -197,7 +127,8 @@ bool p2p_cancel_recv(Request* r) {
 bool p2p_probe(RankState* me, uint32_t context, int source, int tag, MPI_Status* status,
                Incoming** taken) {
     MatchQueues& q = me->match;
-    q.lock.lock();
+    intranode::Deliveries out;
+    bool unexpected = lock_with_inbox_drained(me, out);
     Incoming* m = q.find_unexpected(context, source, tag);
     if (m) {
         if (status && status != MPI_STATUS_IGNORE)
@@ -208,6 +139,8 @@ bool p2p_probe(RankState* me, uint32_t context, int source, int tag, MPI_Status*
         }
     }
     q.lock.unlock();
+    out.deliver_all();
+    if (unexpected) wake_prober(me);
     return m != nullptr;
 }
 

@@ -5,6 +5,7 @@
 #include "mpi_api/net.hpp"
 #include "mpi_api/rank.hpp"
 #include "mpi_api/request.hpp"
+#include "intranode.hpp"
 
 namespace mpc::mpi {
 namespace {
@@ -61,12 +62,27 @@ bool poll(int caller) {
     if (ib::Network* net = network()) did |= net->poll(caller);
     const PollMode mode = g_mode.load(std::memory_order_relaxed);
     const auto& locals = world().locals;
-    if (caller >= 0) did |= progress_rank(locals[static_cast<size_t>(caller)]);
+    if (caller >= 0) {
+        RankState* me = locals[static_cast<size_t>(caller)];
+        did |= intranode::drain(me, true);
+        did |= progress_rank(me);
+    }
+    // Others' messages and operations: any rank in collaborative mode; the
+    // progress thread (or an idle VP) in thread mode. In wait mode a rank only
+    // serves itself (a sender rings the doorbell of a parked receiver).
     if (mode == PollMode::Collaborative || (caller < 0 && mode == PollMode::Thread)) {
-        for (size_t i = 0; i < locals.size(); ++i)
-            if (static_cast<int>(i) != caller) did |= progress_rank(locals[i]);
+        for (size_t i = 0; i < locals.size(); ++i) {
+            if (static_cast<int>(i) == caller) continue;
+            did |= intranode::drain(locals[i], false);
+            did |= progress_rank(locals[i]);
+        }
     }
     return did;
+}
+
+bool poll_current() {
+    RankState* me = current_rank();
+    return poll(me ? me->local_index : -1);
 }
 
 }  // namespace mpc::mpi

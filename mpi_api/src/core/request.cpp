@@ -6,6 +6,12 @@
 #include "mpi_api/progress_engine.hpp"
 #include "mpi_api/rank.hpp"
 
+// The object whose address is MPI_STATUS_IGNORE / MPI_STATUSES_IGNORE; never
+// written.
+extern "C" {
+MPI_Status MPI_Status_ignore_[1];
+}
+
 namespace mpc::mpi {
 
 int64_t g_wait_spin_ns = 50000;

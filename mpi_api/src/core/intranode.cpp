@@ -1,0 +1,234 @@
+#include "intranode.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <mutex>
+#include <new>
+#include <vector>
+
+#include "mpi_api/datatype.hpp"
+#include "mpi_api/p2p.hpp"
+#include "mpi_api/rank.hpp"
+#include "mpi_api/request.hpp"
+#include "runtime/log.hpp"
+
+namespace mpc::mpi::intranode {
+namespace {
+
+// ---- Messages ------------------------------------------------------------------
+
+struct Cell : Incoming {
+    uint8_t size_class;
+    unsigned char* data() { return reinterpret_cast<unsigned char*>(this + 1); }
+};
+
+struct Rendezvous : Incoming {
+    Request* send;
+};
+
+// ---- Cell memory: per-thread caches by size class ------------------------------
+//
+// Cells are allocated by senders and freed by receivers; in steady exchanges
+// each thread frees about as many as it allocates, so the thread caches stay
+// balanced and the shared pool is rarely touched.
+
+constexpr size_t kClassPayload[] = {64, 1024, 4096, 16384, 65536};
+constexpr int kClasses = sizeof(kClassPayload) / sizeof(kClassPayload[0]);
+constexpr int kBig = kClasses;  // malloc'ed, not cached
+constexpr size_t kCacheMax = 64;
+
+struct FreeCell {
+    FreeCell* next;
+};
+
+struct SharedPool {
+    std::mutex mutex;
+    std::vector<void*> free[kClasses];
+};
+SharedPool& shared_pool() {
+    static SharedPool* p = new SharedPool();  // lives as long as the process
+    return *p;
+}
+
+struct ThreadCache {
+    FreeCell* head[kClasses] = {};
+    size_t count[kClasses] = {};
+    ~ThreadCache() {
+        SharedPool& p = shared_pool();
+        std::lock_guard<std::mutex> g(p.mutex);
+        for (int c = 0; c < kClasses; ++c)
+            for (FreeCell* f = head[c]; f; f = f->next) p.free[c].push_back(f);
+    }
+};
+thread_local ThreadCache tl_cache;
+
+int class_of(size_t bytes) {
+    for (int c = 0; c < kClasses; ++c)
+        if (bytes <= kClassPayload[c]) return c;
+    return kBig;
+}
+
+void* cell_memory(int cls, size_t bytes) {
+    if (cls == kBig) return malloc(sizeof(Cell) + bytes);
+    ThreadCache& tc = tl_cache;
+    if (FreeCell* f = tc.head[cls]) {
+        tc.head[cls] = f->next;
+        tc.count[cls]--;
+        return f;
+    }
+    SharedPool& p = shared_pool();
+    {
+        std::lock_guard<std::mutex> g(p.mutex);
+        if (!p.free[cls].empty()) {
+            void* m = p.free[cls].back();
+            p.free[cls].pop_back();
+            return m;
+        }
+    }
+    return malloc(sizeof(Cell) + kClassPayload[cls]);
+}
+
+void release_cell_memory(void* m, int cls) {
+    if (cls == kBig) {
+        free(m);
+        return;
+    }
+    ThreadCache& tc = tl_cache;
+    if (tc.count[cls] < kCacheMax) {
+        auto* f = static_cast<FreeCell*>(m);
+        f->next = tc.head[cls];
+        tc.head[cls] = f;
+        tc.count[cls]++;
+        return;
+    }
+    SharedPool& p = shared_pool();
+    std::lock_guard<std::mutex> g(p.mutex);
+    p.free[cls].push_back(m);
+}
+
+void free_cell(Cell* c) {
+    int cls = c->size_class;
+    c->~Cell();
+    release_cell_memory(c, cls);
+}
+
+// ---- Delivery (a receive matched the message) ----------------------------------
+
+void deliver_cell(Incoming* m, Request* r) {
+    auto* c = static_cast<Cell*>(m);
+    size_t n = std::min(c->bytes, receive_capacity(r));
+    unpack(r->buf, static_cast<size_t>(r->count), *r->type, 0, c->data(), n);
+    const Envelope e = c->env;
+    const size_t bytes = c->bytes;
+    free_cell(c);
+    finish_receive(r, e.source, e.tag, bytes, n);
+}
+
+void deliver_rendezvous(Incoming* m, Request* r) {
+    auto* rv = static_cast<Rendezvous*>(m);
+    Request* s = rv->send;
+    size_t n = std::min(rv->bytes, receive_capacity(r));
+    typed_copy(s->buf, static_cast<size_t>(s->count), *s->type, r->buf,
+               static_cast<size_t>(r->count), *r->type, n);
+    const Envelope e = rv->env;
+    const size_t bytes = rv->bytes;
+    delete rv;
+    finish_receive(r, e.source, e.tag, bytes, n);
+    complete(s);
+}
+
+const IncomingOps kCellOps{deliver_cell, "intra-node cell"};
+const IncomingOps kRendezvousOps{deliver_rendezvous, "intra-node rendezvous"};
+
+void push(RankState* dest, Incoming* m) {
+    Incoming* head = dest->inbox.load(std::memory_order_relaxed);
+    do {
+        m->next = head;
+    } while (!dest->inbox.compare_exchange_weak(head, m, std::memory_order_release,
+                                                std::memory_order_relaxed));
+    // A parked receiver (or one that only it may serve, in wait mode) wakes up.
+    if (sched::Waiter* w = dest->doorbell.load(std::memory_order_seq_cst)) w->unpark();
+}
+
+}  // namespace
+
+void send(Request* s, RankState* dest) {
+    const Envelope e{s->context, s->comm->rank, s->tag};
+    const size_t bytes = static_cast<size_t>(s->count) * s->type->size;
+    if (bytes <= g_intra_eager_limit && s->mode != SendMode::Synchronous) {
+        int cls = class_of(bytes);
+        auto* c = new (cell_memory(cls, bytes)) Cell();
+        c->env = e;
+        c->bytes = bytes;
+        c->ops = &kCellOps;
+        c->size_class = static_cast<uint8_t>(cls);
+        pack(s->buf, static_cast<size_t>(s->count), *s->type, 0, c->data(), bytes);
+        push(dest, c);
+        complete(s);
+        return;
+    }
+    auto* rv = new Rendezvous();
+    rv->env = e;
+    rv->bytes = bytes;
+    rv->ops = &kRendezvousOps;
+    rv->send = s;
+    push(dest, rv);
+}
+
+void Deliveries::deliver_all() {
+    for (int i = 0; i < n_; ++i) pairs_[i].m->ops->deliver(pairs_[i].m, pairs_[i].r);
+    n_ = 0;
+}
+
+bool drain_locked(RankState* r, Deliveries& out) {
+    // Take everything pushed so far: a stack, newest first; append it to the
+    // backlog in arrival order.
+    if (Incoming* stack = r->inbox.exchange(nullptr, std::memory_order_acquire)) {
+        Incoming* fifo = nullptr;
+        Incoming* last = stack;
+        while (stack) {
+            Incoming* next = stack->next;
+            stack->next = fifo;
+            fifo = stack;
+            stack = next;
+        }
+        if (r->backlog_tail) r->backlog_tail->next = fifo;
+        else r->backlog_head = fifo;
+        r->backlog_tail = last;
+    }
+    bool unexpected = false;
+    while (r->backlog_head && !out.full()) {
+        Incoming* m = r->backlog_head;
+        r->backlog_head = m->next;
+        if (!r->backlog_head) r->backlog_tail = nullptr;
+        m->next = nullptr;
+        if (Request* q = r->match.take_posted(m->env)) {
+            out.add(m, q);
+        } else {
+            r->match.add_unexpected(m);
+            unexpected = true;
+        }
+    }
+    return unexpected;
+}
+
+bool drain(RankState* r, bool owner) {
+    if (!r->inbox.load(std::memory_order_relaxed) && !r->backlog_head) return false;
+    if (owner) r->match.lock.lock();
+    else if (!r->match.lock.try_lock()) return false;
+    Deliveries out;
+    bool unexpected = false;
+    do {
+        unexpected |= drain_locked(r, out);
+        if (!out.full()) break;
+        r->match.lock.unlock();
+        out.deliver_all();
+        r->match.lock.lock();
+    } while (true);
+    r->match.lock.unlock();
+    out.deliver_all();
+    if (unexpected) wake_prober(r);
+    return true;
+}
+
+}  // namespace mpc::mpi::intranode

@@ -1,0 +1,54 @@
+// The intra-node transport (private to the MPI core).
+//
+// A send to a rank of the same node process pushes a small "cell" onto the
+// receiver's inbox: the data itself for small messages (the sender completes
+// at once), or a pointer to the sender's buffer for large and synchronous
+// ones (one copy, by whoever matches, straight into the receive buffer; the
+// sender completes then). The sender never touches the receiver's matching
+// state, so a message costs it one cache line of the receiver's; the receiver
+// (or, in collaborative mode, any rank polling for it) takes the inbox in one
+// exchange and matches in arrival order. No system call on any of it.
+#pragma once
+
+#include <cstddef>
+
+#include "mpi_api/match.hpp"
+
+namespace mpc::mpi {
+
+struct Request;
+struct RankState;
+
+namespace intranode {
+
+void send(Request* s, RankState* dest);
+
+// Matched messages to deliver once the matching lock is released.
+class Deliveries {
+public:
+    bool full() const { return n_ == kMax; }
+    void add(Incoming* m, Request* r) {
+        pairs_[n_].m = m;
+        pairs_[n_].r = r;
+        ++n_;
+    }
+    void deliver_all();
+
+private:
+    static constexpr int kMax = 32;
+    struct Pair {
+        Incoming* m;
+        Request* r;
+    } pairs_[kMax];
+    int n_ = 0;
+};
+
+// With r->match.lock held: moves r's inbox into matching (posted receives, or
+// the unexpected queue). Stops when `out` is full (the rest waits in the
+// backlog). Returns true when anything became unexpected.
+bool drain_locked(RankState* r, Deliveries& out);
+// Drains r's inbox. The owner waits for the lock; a thief gives up at once.
+bool drain(RankState* r, bool owner);
+
+}  // namespace intranode
+}  // namespace mpc::mpi
