@@ -172,6 +172,13 @@ void Schedule::issue(Step s) {
             break;
         }
         case Kind::Calc:
+            if (n.op.user && !by_owner_) {
+                // A user function runs on its own rank's thread only: it may
+                // call MPI (type queries), which must see the right rank.
+                n.issued = false;
+                owner_only_.push_back(s);
+                break;
+            }
             mpi::op_apply(n.op, n.src, n.dst, static_cast<size_t>(n.count), *n.type);
             finish_step(s);
             break;
@@ -197,6 +204,11 @@ void Schedule::finish_step(Step s) {
 }
 
 bool Schedule::progress() {
+    by_owner_ = mpi::current_rank() == owner_;
+    if (by_owner_ && !owner_only_.empty()) {
+        ready_.insert(ready_.end(), owner_only_.begin(), owner_only_.end());
+        owner_only_.clear();
+    }
     for (;;) {
         // Harvest completed sends and receives.
         for (size_t i = 0; i < in_flight_.size();) {
@@ -217,7 +229,11 @@ bool Schedule::progress() {
         now.swap(ready_);
         for (Step s : now) issue(s);
     }
-    if (done_count_ < steps_.size()) return false;
+    if (done_count_ < steps_.size()) {
+        // Steps left for the owner: make sure it comes (and is woken).
+        if (!owner_only_.empty()) mpi::progress_notify(owner_);
+        return false;
+    }
     request->status.MPI_SOURCE = MPI_ANY_SOURCE;
     request->status.MPI_TAG = MPI_ANY_TAG;
     request->status.MPI_ERROR = error_;

@@ -154,4 +154,16 @@ static inline void* xmalloc(size_t n) {
     return p;
 }
 
+/* An array of n ints, all v (never a null pointer, even for n == 0). */
+static inline int* ints(size_t n, int v) {
+    int* p = (int*)xmalloc((n ? n : 1) * sizeof(int));
+    for (size_t i = 0; i < n; ++i) p[i] = v;
+    return p;
+}
+
+/* The test value of element i held by rank r, distinct across ranks. */
+static inline int value(int r, long i) {
+    return r * 1000003 + (int)(i % 999983);
+}
+
 #endif /* FIBERMPI_TESTS_COMMON_H */

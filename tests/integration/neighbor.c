@@ -70,7 +70,7 @@ static int block_for_slot(const Topo* t, int j) {
 }
 
 /* The value of element i of block k sent by rank s. */
-static int value(int s, int k, int i) {
+static int edge_value(int s, int k, int i) {
     return 100000 * (s + 1) + 100 * k + i;
 }
 /* Elements of block k in the v and w variants. */
@@ -79,7 +79,7 @@ static int count_of(int k) {
 }
 
 static void test_allgather(const Topo* t, const int* in, int nin) {
-    int send[2] = {value(t->rank, 0, 0), value(t->rank, 0, 1)}, recv[2 * MAXN], recvv[3 * MAXN];
+    int send[2] = {edge_value(t->rank, 0, 0), edge_value(t->rank, 0, 1)}, recv[2 * MAXN], recvv[3 * MAXN];
     int counts[MAXN], displs[MAXN];
     for (int i = 0; i < 2 * MAXN; ++i) recv[i] = SENTINEL;
     for (int i = 0; i < 3 * MAXN; ++i) recvv[i] = SENTINEL;
@@ -88,7 +88,7 @@ static void test_allgather(const Topo* t, const int* in, int nin) {
     MPI_OK(MPI_Neighbor_allgatherv(send, 2, MPI_INT, recvv, counts, displs, MPI_INT, t->comm));
     for (int j = 0; j < nin; ++j)
         for (int i = 0; i < 2; ++i) {
-            const int expect = in[j] == MPI_PROC_NULL ? SENTINEL : value(in[j], 0, i);
+            const int expect = in[j] == MPI_PROC_NULL ? SENTINEL : edge_value(in[j], 0, i);
             CHECK(recv[2 * j + i] == expect, "%s allgather slot %d[%d]: %d, expected %d",
                   kind_names[t->kind], j, i, recv[2 * j + i], expect);
             CHECK(recvv[displs[j] + i] == expect, "%s allgatherv slot %d[%d]: %d",
@@ -100,13 +100,13 @@ static void test_allgather(const Topo* t, const int* in, int nin) {
 static void test_alltoall(const Topo* t, const int* in, int nin, int nout) {
     int send[2 * MAXN], recv[2 * MAXN];
     for (int k = 0; k < nout; ++k)
-        for (int i = 0; i < 2; ++i) send[2 * k + i] = value(t->rank, k, i);
+        for (int i = 0; i < 2; ++i) send[2 * k + i] = edge_value(t->rank, k, i);
     for (int i = 0; i < 2 * MAXN; ++i) recv[i] = SENTINEL;
     MPI_OK(MPI_Neighbor_alltoall(send, 2, MPI_INT, recv, 2, MPI_INT, t->comm));
     for (int j = 0; j < nin; ++j)
         for (int i = 0; i < 2; ++i) {
             const int expect =
-                in[j] == MPI_PROC_NULL ? SENTINEL : value(in[j], block_for_slot(t, j), i);
+                in[j] == MPI_PROC_NULL ? SENTINEL : edge_value(in[j], block_for_slot(t, j), i);
             CHECK(recv[2 * j + i] == expect, "%s alltoall slot %d[%d]: %d, expected %d",
                   kind_names[t->kind], j, i, recv[2 * j + i], expect);
         }
@@ -118,7 +118,7 @@ static void test_alltoallv_w(const Topo* t, const int* in, int nin, int nout) {
     int send[4 * MAXN], recv[4 * MAXN], scounts[MAXN], sdispls[MAXN], rcounts[MAXN], rdispls[MAXN];
     for (int k = 0; k < nout; ++k) {
         scounts[k] = count_of(k), sdispls[k] = 4 * k;
-        for (int i = 0; i < 4; ++i) send[4 * k + i] = value(t->rank, k, i);
+        for (int i = 0; i < 4; ++i) send[4 * k + i] = edge_value(t->rank, k, i);
     }
     for (int j = 0; j < nin; ++j) {
         rcounts[j] = in[j] == MPI_PROC_NULL ? 0 : count_of(block_for_slot(t, j));
@@ -130,7 +130,7 @@ static void test_alltoallv_w(const Topo* t, const int* in, int nin, int nout) {
     for (int j = 0; j < nin; ++j)
         for (int i = 0; i < 4; ++i) {
             const int k = in[j] == MPI_PROC_NULL ? -1 : block_for_slot(t, j);
-            const int expect = k >= 0 && i < count_of(k) ? value(in[j], k, i) : SENTINEL;
+            const int expect = k >= 0 && i < count_of(k) ? edge_value(in[j], k, i) : SENTINEL;
             CHECK(recv[4 * j + i] == expect, "%s alltoallv slot %d[%d]: %d, expected %d",
                   kind_names[t->kind], j, i, recv[4 * j + i], expect);
         }
@@ -144,10 +144,10 @@ static void test_alltoallv_w(const Topo* t, const int* in, int nin, int nout) {
         wsd[k] = at;
         for (int i = 0; i < count_of(k); ++i) {
             if (k % 2) {
-                short v = (short)(value(t->rank, k, i) % 30000);
+                short v = (short)(edge_value(t->rank, k, i) % 30000);
                 memcpy(wsend + at, &v, sizeof v), at += (MPI_Aint)sizeof v;
             } else {
-                int v = value(t->rank, k, i);
+                int v = edge_value(t->rank, k, i);
                 memcpy(wsend + at, &v, sizeof v), at += (MPI_Aint)sizeof v;
             }
         }
@@ -167,7 +167,7 @@ static void test_alltoallv_w(const Topo* t, const int* in, int nin, int nout) {
         }
         const int k = block_for_slot(t, j);
         for (int i = 0; i < count_of(k); ++i) {
-            int got, expect = value(in[j], k, i);
+            int got, expect = edge_value(in[j], k, i);
             if (k % 2) {
                 short v;
                 memcpy(&v, wrecv + wrd[j] + 2 * i, sizeof v);

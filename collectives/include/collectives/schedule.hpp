@@ -20,6 +20,10 @@
 // dependencies complete in. Builders therefore only have to add, at both ends
 // of a pair, the messages in the same order (symmetric algorithms do).
 //
+// User functions. A CALC step with a user-defined operation runs only on its
+// owner rank's thread (the function belongs to that rank and may call MPI);
+// others progressing the schedule leave it to the owner and wake it.
+//
 // Lifetime. A schedule keeps a reference on every derived datatype its steps
 // use and a copy of its reduction operation, so MPI_Type_free and MPI_Op_free
 // during a nonblocking collective are harmless.
@@ -120,7 +124,9 @@ class Schedule final : public mpi::Progressable {
     std::vector<Step> in_flight_;  // issued sends and receives not done yet
     std::vector<Step> ready_;      // steps whose dependencies are done, to issue
     std::vector<std::unique_ptr<char[]>> scratch_;
-    std::vector<Datatype*> held_;  // derived datatypes referenced by steps
+    std::vector<Datatype*> held_;   // derived datatypes referenced by steps
+    std::vector<Step> owner_only_;  // user-function steps waiting for the owner's thread
+    bool by_owner_ = false;         // progress() runs on the owner's thread
     size_t done_count_ = 0;
     int error_ = MPI_SUCCESS;
     bool started_ = false;

@@ -25,6 +25,10 @@ int type_keyval_create(MPI_Type_copy_attr_function* copy_fn,
 // Sets *keyval to MPI_KEYVAL_INVALID.
 int keyval_free(KeyvalKind kind, int* keyval);
 
+// Whether keyval is one of the predefined communicator attributes (MPI_TAG_UB...),
+// whose values are ints held by the library.
+bool is_predefined_keyval(int keyval);
+
 // Set replaces an existing value after running its delete callback.
 int comm_attr_set(Comm* c, int keyval, void* value);
 // Predefined attributes (MPI_TAG_UB, ...) are answered on every communicator.

@@ -49,7 +49,9 @@ const char* kind_name(KeyvalKind k) {
     return k == KeyvalKind::Comm ? "communicator" : "datatype";
 }
 
-bool is_predefined(int keyval) {
+}  // namespace
+
+bool is_predefined_keyval(int keyval) {
     switch (keyval) {
         case MPI_TAG_UB:
         case MPI_HOST:
@@ -64,6 +66,8 @@ bool is_predefined(int keyval) {
     }
 }
 
+namespace {
+
 Keyval* slot_locked(int keyval) {
     if ((keyval & ~((1 << (kIndexBits + 10)) - 1)) != kKeyvalBase) return nullptr;
     const size_t i = static_cast<size_t>(keyval & (kMaxKeyvals - 1));
@@ -76,7 +80,7 @@ Keyval* slot_locked(int keyval) {
 int check_keyval(int keyval, KeyvalKind kind, Keyval* out) {
     if (keyval == MPI_KEYVAL_INVALID)
         return make_error(MPI_ERR_KEYVAL, "MPI_KEYVAL_INVALID passed");
-    if (is_predefined(keyval))
+    if (is_predefined_keyval(keyval))
         return make_error(MPI_ERR_KEYVAL, "keyval 0x%x is predefined and cannot be changed",
                           keyval);
     std::lock_guard<std::mutex> g(g_mutex);
@@ -224,7 +228,7 @@ int comm_attr_set(Comm* c, int keyval, void* value) {
 }
 
 int comm_attr_get(Comm* c, int keyval, void** value, int* flag) {
-    if (is_predefined(keyval)) {
+    if (is_predefined_keyval(keyval)) {
         *value = predefined_value(keyval);
         *flag = 1;
         return MPI_SUCCESS;
