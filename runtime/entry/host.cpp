@@ -228,6 +228,8 @@ int run(MainFn user_main, int argc, char** argv, char** envp) {
             auto a = std::make_unique<RankArgs>();
             a->main = images.mains[static_cast<size_t>(i)];
             a->rank = locals[static_cast<size_t>(i)];
+            if (images.private_globals && i > 0)
+                a->rank->image = images.handles[static_cast<size_t>(i - 1)];
             a->args.assign(argv, argv + argc);
             for (auto& s : a->args) a->argv.push_back(s.data());
             a->argv.push_back(nullptr);
@@ -300,13 +302,36 @@ void crash_handler(int sig, siginfo_t* info, void*) {
 
 }  // namespace
 
+namespace {
+
+// This thread's alternate signal stack, when we installed it: uninstalled
+// before it is freed at thread exit.
+struct SignalStack {
+    std::unique_ptr<char[]> memory;
+    ~SignalStack() {
+        if (!memory) return;
+        stack_t off{};
+        off.ss_flags = SS_DISABLE;
+        sigaltstack(&off, nullptr);
+    }
+};
+
+}  // namespace
+
 void setup_signal_stack() {
-    static thread_local std::unique_ptr<char[]> stack;
-    if (stack) return;
+    static thread_local SignalStack stack;
+    if (stack.memory) return;
     const size_t size = 64 * 1024;
-    stack.reset(new char[size]);
+    // Keep a large enough stack someone else installed on this thread: sanitizer
+    // runtimes install one per thread and unmap it themselves at thread exit
+    // (replacing it makes them unmap our memory and abort).
+    stack_t current{};
+    if (sigaltstack(nullptr, &current) == 0 && !(current.ss_flags & SS_DISABLE) &&
+        current.ss_size >= 16 * 1024)
+        return;
+    stack.memory.reset(new char[size]);
     stack_t ss{};
-    ss.ss_sp = stack.get();
+    ss.ss_sp = stack.memory.get();
     ss.ss_size = size;
     sigaltstack(&ss, nullptr);
 }

@@ -1,0 +1,145 @@
+// Helpers of the generated Fortran wrappers: sentinel lookup per rank image,
+// strings, statuses, attribute callback trampolines (see support.hpp).
+#include "support.hpp"
+
+#include <dlfcn.h>
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+
+#include "mpi_api/attributes.hpp"
+#include "mpi_api/rank.hpp"
+
+// The library's sentinel block. A Fortran program that includes mpif.h or uses
+// the mpi module defines the COMMON block itself; that definition takes
+// precedence (the program comes first in the symbol lookup order), and each
+// rank image has its own, found through the image's dlopen handle.
+extern "C" {
+__attribute__((visibility("default"))) mpc::mpi::fortran::SentinelBlock mpi_fortran_sentinels_{};
+}
+
+namespace mpc::mpi::fortran {
+
+const SentinelBlock& sentinels() {
+    RankState* rank = current_rank();
+    if (!rank) return mpi_fortran_sentinels_;
+    if (const void* cached = rank->fortran_sentinels.load(std::memory_order_acquire))
+        return *static_cast<const SentinelBlock*>(cached);
+    const SentinelBlock* found = &mpi_fortran_sentinels_;
+    if (rank->image) {
+        if (void* sym = dlsym(rank->image, kSentinelSymbol))
+            found = static_cast<const SentinelBlock*>(sym);
+    }
+    rank->fortran_sentinels.store(found, std::memory_order_release);
+    return *found;
+}
+
+// ---- CHARACTER ----------------------------------------------------------------------
+
+InString::InString(const char* s, size_t len, bool trim_leading) {
+    size_t begin = 0;
+    size_t end = len;
+    while (end > 0 && s[end - 1] == ' ') --end;
+    if (trim_leading)
+        while (begin < end && s[begin] == ' ') ++begin;
+    text_.assign(s + begin, end - begin);
+}
+
+void OutString::store() const {
+    const size_t n = std::min(strnlen(buf_.data(), buf_.size()), len_);
+    memcpy(dest_, buf_.data(), n);
+    memset(dest_ + n, ' ', len_ - n);
+}
+
+// ---- Statuses -------------------------------------------------------------------------
+
+StatusOut::StatusOut(MPI_Fint* f) : f_(f), ignore_(f == sentinels().status_ignore) {
+    // Copied in too: MPI_TEST without completion leaves the status unchanged.
+    if (!ignore_) memcpy(&c_, f, sizeof(c_));
+}
+
+StatusArray::StatusArray(MPI_Fint* f, int count) : f_(f) {
+    if (f == sentinels().statuses_ignore) {
+        c_ = MPI_STATUSES_IGNORE;
+    } else if (reinterpret_cast<uintptr_t>(f) % alignof(MPI_Status) == 0 || count <= 0) {
+        c_ = reinterpret_cast<MPI_Status*>(f);
+    } else {
+        copy_.resize(static_cast<size_t>(count));
+        memcpy(copy_.data(), f, copy_.size() * sizeof(MPI_Status));
+        c_ = copy_.data();
+    }
+}
+
+void StatusArray::store() {
+    if (!copy_.empty()) memcpy(f_, copy_.data(), copy_.size() * sizeof(MPI_Status));
+}
+
+// ---- Attributes ------------------------------------------------------------------------
+
+MPI_Aint fortran_attribute(int keyval, void* value) {
+    if (is_predefined_keyval(keyval)) return *static_cast<const int*>(value);
+    return reinterpret_cast<MPI_Aint>(value);
+}
+
+namespace {
+
+struct FortranKeyval {
+    FortranCopyAttrFn copy;
+    FortranDeleteAttrFn del;
+    MPI_Aint extra_state;
+};
+
+// Keyvals are few and a freed keyval lives on while attributes use it: the
+// states are kept for the life of the process (a deque keeps them in place).
+std::mutex g_keyvals_mutex;
+std::deque<FortranKeyval> g_keyvals;
+
+}  // namespace
+
+void* keyval_state(FortranCopyAttrFn copy, FortranDeleteAttrFn del, MPI_Aint extra_state) {
+    std::lock_guard<std::mutex> lock(g_keyvals_mutex);
+    return &g_keyvals.emplace_back(FortranKeyval{copy, del, extra_state});
+}
+
+int copy_attr_trampoline(int handle, int keyval, void* state, void* value_in, void* value_out,
+                         int* flag) {
+    const auto* k = static_cast<const FortranKeyval*>(state);
+    const MPI_Aint in = reinterpret_cast<MPI_Aint>(value_in);
+    MPI_Aint out = 0;
+    MPI_Fint fflag = 0;
+    MPI_Fint ierror = MPI_SUCCESS;
+    k->copy(&handle, &keyval, &k->extra_state, &in, &out, &fflag, &ierror);
+    *flag = c_logical(fflag);
+    if (*flag) *static_cast<void**>(value_out) = reinterpret_cast<void*>(out);
+    return ierror;
+}
+
+int delete_attr_trampoline(int handle, int keyval, void* value, void* state) {
+    const auto* k = static_cast<const FortranKeyval*>(state);
+    const MPI_Aint v = reinterpret_cast<MPI_Aint>(value);
+    MPI_Fint ierror = MPI_SUCCESS;
+    k->del(&handle, &keyval, &v, &k->extra_state, &ierror);
+    return ierror;
+}
+
+int call_copy_attr(MPI_Comm_copy_attr_function* fn, const MPI_Fint* handle, const MPI_Fint* keyval,
+                   const MPI_Aint* extra_state, const MPI_Aint* value_in, MPI_Aint* value_out,
+                   MPI_Fint* flag) {
+    void* out = nullptr;
+    int cflag = 0;
+    const int rc = fn(*handle, *keyval, reinterpret_cast<void*>(*extra_state),
+                      reinterpret_cast<void*>(*value_in), &out, &cflag);
+    if (cflag) *value_out = reinterpret_cast<MPI_Aint>(out);
+    *flag = fortran_logical(cflag);
+    return rc;
+}
+
+int call_delete_attr(MPI_Comm_delete_attr_function* fn, const MPI_Fint* handle,
+                     const MPI_Fint* keyval, const MPI_Aint* value, const MPI_Aint* extra_state) {
+    return fn(*handle, *keyval, reinterpret_cast<void*>(*value),
+              reinterpret_cast<void*>(*extra_state));
+}
+
+}  // namespace mpc::mpi::fortran
