@@ -133,6 +133,8 @@ bool Job::start(int n) {
             {"MPC_NUM_NODES", std::to_string(o_.nodes)}};
         if (o_.cores > 0) vars.emplace_back("MPC_VPS", std::to_string(o_.cores));
         if (!o_.progress.empty()) vars.emplace_back("MPC_PROGRESS", o_.progress);
+        if (!o_.progress_thread.empty())
+            vars.emplace_back("MPC_PROGRESS_THREAD", o_.progress_thread);
         if (!o_.net.empty()) vars.emplace_back("MPC_NET", o_.net);
         if (o_.stats) vars.emplace_back("MPC_STATS", "1");
         for (const std::string& kv : o_.env) {  // "-x VAR" alone: inherited as it is

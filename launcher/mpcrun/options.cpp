@@ -75,9 +75,18 @@ const OptionSpec kOptions[] = {
     {{"--progress"},
      true,
      [](Options& o, const std::string& v) {
+         // thread-poll and thread-block name the progress thread's way of
+         // waiting too, so a benchmark matrix is one option per run.
+         if (one_of(v, {"thread-poll", "thread-block"})) {
+             o.progress = "thread";
+             o.progress_thread = v.substr(7);
+             return std::string();
+         }
          if (!one_of(v, {"wait", "collaborative", "thread"}))
-             return "invalid progress mode '" + v + "' (expected wait, collaborative or thread)";
+             return "invalid progress mode '" + v +
+                    "' (expected wait, collaborative, thread, thread-poll or thread-block)";
          o.progress = v;
+         o.progress_thread.clear();
          return std::string();
      }},
     {{"--net"},
@@ -111,13 +120,16 @@ const OptionSpec kOptions[] = {
 }  // namespace
 
 const char* usage() {
-    return "usage: mpcrun -n RANKS [-N NODES] [-c CORES] [--progress=wait|collaborative|thread]\n"
+    return "usage: mpcrun -n RANKS [-N NODES] [-c CORES]\n"
+           "              [--progress=wait|collaborative|thread|thread-poll|thread-block]\n"
            "              [--net=auto|ofi|verbs] [--stats] [--timeout SECONDS] [-x VAR[=VALUE]]\n"
            "              program [args...]\n"
            "  -n, -np N, -n=N   number of MPI ranks (required, >= 1)\n"
            "  -N K              node processes to spread the ranks over (default 1)\n"
            "  -c K              cores (virtual processors) per node process\n"
-           "  --progress=MODE   who progresses communication (default collaborative)\n"
+           "  --progress=MODE   who progresses communication (default collaborative);\n"
+           "                    thread-poll / thread-block: thread, with the progress thread\n"
+           "                    polling or blocking (MPC_PROGRESS_THREAD=poll|block)\n"
            "  --net=NET         network driver between node processes (default auto)\n"
            "  --stats           print per-rank and per-function statistics at the end\n"
            "  --timeout S       end the job after S seconds (exit status 124)\n"

@@ -11,6 +11,7 @@ struct Options {
     int nodes = 1;                  // -N: node processes
     int cores = 0;                  // -c: VPs per node process (0: automatic)
     std::string progress;           // --progress=wait|collaborative|thread
+    std::string progress_thread;    // poll|block, from --progress=thread-poll|thread-block
     std::string net;                // --net=auto|ofi|verbs
     bool stats = false;             // --stats
     double timeout = 0;             // --timeout S (0: none)

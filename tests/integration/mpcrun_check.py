@@ -185,6 +185,20 @@ def case_usage():
             fail(f"mpcrun {' '.join(args)}: expected a usage error ({what})", r)
 
 
+def case_progress():
+    """--progress spellings reach every node process as MPC_PROGRESS(_THREAD)."""
+    show = 'echo "node=$MPC_NODE_ID mode=$MPC_PROGRESS thread=${MPC_PROGRESS_THREAD:-unset}"'
+    for spelling, mode, thread in (("thread-poll", "thread", "poll"),
+                                   ("thread-block", "thread", "block"),
+                                   ("thread", "thread", "unset"), ("wait", "wait", "unset")):
+        r = run(["-n", "2", "-N", "2", "--progress", spelling, "sh", "-c", show, MARKER],
+                expect=0, max_seconds=10)
+        for node in (0, 1):
+            if f"node={node} mode={mode} thread={thread}" not in r.stdout:
+                fail(f"--progress {spelling}: node {node} did not see mode={mode} "
+                     f"thread={thread}", r)
+
+
 def case_hydra():
     """The same client under MPICH's hydra, when it is installed."""
     hydra = shutil.which("mpiexec.hydra")

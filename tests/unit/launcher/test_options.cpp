@@ -57,6 +57,25 @@ TEST_CASE("every other option", "[launcher][options]") {
     CHECK(o.program == std::vector<std::string>{"-prog"});
 }
 
+TEST_CASE("thread-poll and thread-block choose the progress thread's wait", "[launcher][options]") {
+    std::string error;
+    for (auto [spelling, how] :
+         {std::pair<const char*, const char*>{"thread-poll", "poll"}, {"thread-block", "block"}}) {
+        Options o;
+        REQUIRE(parse({"-n", "2", "--progress", spelling, "p"}, &o, &error));
+        CHECK(o.progress == "thread");
+        CHECK(o.progress_thread == how);
+    }
+    Options later;  // the last --progress wins, with or without a thread spelling
+    REQUIRE(parse({"-n", "2", "--progress=thread-block", "--progress=wait", "p"}, &later, &error));
+    CHECK(later.progress == "wait");
+    CHECK(later.progress_thread.empty());
+    Options plain;
+    REQUIRE(parse({"-n", "2", "--progress=thread", "p"}, &plain, &error));
+    CHECK(plain.progress_thread.empty());
+    CHECK(error_of({"-n", "2", "--progress=thread-spin", "p"}).find("invalid progress mode") == 0);
+}
+
 TEST_CASE("help and version need nothing else", "[launcher][options]") {
     Options o;
     std::string error;
