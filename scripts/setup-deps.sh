@@ -3,13 +3,19 @@
 # everything is already there; needs root (or sudo) only when something is missing.
 #   scripts/setup-deps.sh            build + run dependencies
 #   scripts/setup-deps.sh --peers    also Open MPI and MPICH, for side-by-side benchmarks
+#   scripts/setup-deps.sh --bench    also gnuplot, for the plots of scripts/bench.py
+# (--peers and --bench combine.)
 set -eu
 
 PACKAGES="meson ninja-build g++ gfortran pkg-config python3 libboost-context-dev libhwloc-dev
 hwloc catch2 libfabric-dev libfabric-bin libibverbs-dev librdmacm-dev procps"
-if [ "${1:-}" = "--peers" ]; then
-    PACKAGES="$PACKAGES openmpi-bin libopenmpi-dev mpich libmpich-dev"
-fi
+for arg in "$@"; do
+    case "$arg" in
+        --peers) PACKAGES="$PACKAGES openmpi-bin libopenmpi-dev mpich libmpich-dev" ;;
+        --bench) PACKAGES="$PACKAGES gnuplot-nox" ;;
+        *) echo "setup-deps: unknown option $arg (expected --peers or --bench)" >&2; exit 2 ;;
+    esac
+done
 
 missing=""
 for p in $PACKAGES; do
