@@ -1,0 +1,1 @@
+"""The pieces of scripts/bench.py: build, parse, report, plots."""
