@@ -391,15 +391,15 @@ int main(int argc, char** argv) {
 
     if (want_p2p && size != 4) {
         if (want_nbc) {
-            if (rank == 0)
-                printf(
-                    "# point-to-point part skipped: it needs 4 ranks on 2 nodes (mpcrun -n 4 -N "
-                    "2)\n");
+            if (rank == 0) printf("# point-to-point part skipped: it needs 4 ranks on 2 nodes\n");
             want_p2p = 0;
         } else {
-            if (rank == 0)
+            /* Rank 0 says why and ends the job; the others wait for that. */
+            if (rank == 0) {
                 fprintf(stderr, "overlap: run with 4 ranks on 2 nodes (mpcrun -n 4 -N 2)\n");
-            MPI_Abort(MPI_COMM_WORLD, 2);
+                MPI_Abort(MPI_COMM_WORLD, 2);
+            }
+            MPI_Barrier(MPI_COMM_WORLD);
         }
     }
     if (want_p2p) {
