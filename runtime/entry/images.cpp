@@ -1,60 +1,372 @@
 #include "images.hpp"
 
 #include <dlfcn.h>
-#include <elf.h>
-#include <fcntl.h>
 #include <link.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
+#include <functional>
 #include <string>
 
+#include "elf_file.hpp"
+#include "elf_loaded.hpp"
+#include "runtime/env.hpp"
 #include "runtime/log.hpp"
 
 namespace mpc::host {
 namespace {
 
-std::vector<char> read_file(const char* path) {
-    std::vector<char> data;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return data;
-    char buf[1 << 16];
-    ssize_t n;
-    while ((n = read(fd, buf, sizeof(buf))) > 0) data.insert(data.end(), buf, buf + n);
-    close(fd);
-    return data;
+using elf::LoadedObject;
+using Objects = std::vector<LoadedObject>;
+using elf::loaded_objects;
+
+// What the loader passes to initialisers, for the copies' ones run here.
+int g_argc = 0;
+char** g_argv = nullptr;
+__attribute__((constructor)) void remember_arguments(int argc, char** argv, char**) {
+    g_argc = argc;
+    g_argv = argv;
 }
 
-// Clears DF_1_PIE in the dynamic section; false when the file is not a
-// position-independent executable we can load as a library.
-bool make_loadable(std::vector<char>& elf, std::string* why) {
-    if (elf.size() < sizeof(Elf64_Ehdr) || memcmp(elf.data(), ELFMAG, SELFMAG) != 0 ||
-        elf[EI_CLASS] != ELFCLASS64) {
-        *why = "not a 64-bit ELF file";
-        return false;
+// ---- Which libraries are the user's (the rule is in images.hpp) ------------
+
+std::string directory_of(const std::string& path) {
+    const size_t slash = path.rfind('/');
+    return slash == std::string::npos ? std::string() : path.substr(0, slash);
+}
+
+bool in_system_directory(const std::string& path) {
+    for (const char* prefix : {"/lib/", "/lib32/", "/lib64/", "/libx32/", "/usr/", "/opt/"})
+        if (path.rfind(prefix, 0) == 0) return true;
+    return false;
+}
+
+bool listed_as_shared(const std::string& path) {
+    const char* list = runtime::env::get("MPC_SHARED_LIBS");
+    if (!list) return false;
+    const std::string s(list);
+    for (size_t pos = 0; pos <= s.size();) {
+        size_t end = s.find(':', pos);
+        if (end == std::string::npos) end = s.size();
+        const std::string item = s.substr(pos, end - pos);
+        if (item == "all" || (!item.empty() && path.find(item) != std::string::npos)) return true;
+        pos = end + 1;
     }
-    auto* eh = reinterpret_cast<Elf64_Ehdr*>(elf.data());
-    if (eh->e_type != ET_DYN) {
+    return false;
+}
+
+size_t find_needed(const Objects& objects, const std::string& name) {
+    for (size_t i = 1; i < objects.size(); ++i)
+        if (objects[i].answers_to(name)) return i;
+    return SIZE_MAX;
+}
+
+// The user's libraries, dependencies first (the order their initialisers
+// run). A library with initial-exec thread-locals stays shared (glibc has
+// room for few copies of those): its path goes to *static_tls.
+std::vector<size_t> user_libraries(const Objects& objects, size_t runtime,
+                                   std::vector<std::string>* static_tls) {
+    const LoadedObject& rt = objects[runtime];
+    auto shared_by_nature = [&](size_t i) {
+        const LoadedObject& o = objects[i];
+        if (i == runtime || o.path.find('/') == std::string::npos || listed_as_shared(o.path))
+            return true;
+        const bool mpi_code = std::any_of(o.needed.begin(), o.needed.end(),
+                                          [&](const std::string& n) { return rt.answers_to(n); });
+        if (!mpi_code &&
+            (in_system_directory(o.path) || directory_of(o.path) == directory_of(rt.path)))
+            return true;
+        if (o.static_tls) static_tls->push_back(o.path);
+        return o.static_tls;
+    };
+    std::vector<char> mine(objects.size(), 0);
+    std::vector<size_t> todo{0};
+    while (!todo.empty()) {
+        const size_t i = todo.back();
+        todo.pop_back();
+        for (const std::string& name : objects[i].needed) {
+            const size_t j = find_needed(objects, name);
+            if (j != SIZE_MAX && !mine[j] && !shared_by_nature(j)) {
+                mine[j] = 1;
+                todo.push_back(j);
+            }
+        }
+    }
+    // A library that a shared object needs serves that object: it stays shared.
+    std::vector<char> reached(objects.size(), 0);
+    for (size_t i = 1; i < objects.size(); ++i)
+        if (!mine[i]) todo.push_back(i);
+    while (!todo.empty()) {
+        const size_t i = todo.back();
+        todo.pop_back();
+        for (const std::string& name : objects[i].needed) {
+            const size_t j = find_needed(objects, name);
+            if (j != SIZE_MAX && !reached[j]) {
+                reached[j] = 1;
+                todo.push_back(j);
+            }
+        }
+    }
+    std::vector<size_t> order;
+    std::vector<char> seen(objects.size(), 0);
+    std::function<void(size_t)> visit = [&](size_t i) {
+        seen[i] = 1;
+        for (const std::string& name : objects[i].needed) {
+            const size_t j = find_needed(objects, name);
+            if (j != SIZE_MAX && !seen[j] && mine[j] && !reached[j]) visit(j);
+        }
+        if (i != 0) order.push_back(i);
+    };
+    visit(0);
+    return order;
+}
+
+// The names the user's code defines (program and user libraries), minus those
+// a system library defines too: the user's definition then serves the whole
+// process (a malloc), so the copies must bind to the one instance.
+elf::NameSet private_names(const Objects& objects, const std::vector<size_t>& libs,
+                           size_t runtime) {
+    elf::NameSet names;
+    const LoadedObject& program = objects[0];
+    std::vector<char> copied(program.nsyms, 0);  // the program's COPY slots are not its definitions
+    for (uint32_t s : program.copy_relocated)
+        if (s < program.nsyms) copied[s] = 1;
+    for (size_t i = 1; i < program.nsyms; ++i)
+        if (!copied[i] && program.exports(i)) names.insert(program.symbol_name(i));
+    for (size_t k : libs)
+        for (size_t i = 1; i < objects[k].nsyms; ++i)
+            if (objects[k].exports(i)) names.insert(objects[k].symbol_name(i));
+    std::vector<char> user(objects.size(), 0);
+    user[0] = user[runtime] = 1;
+    for (size_t k : libs) user[k] = 1;
+    for (auto it = names.begin(); it != names.end();) {
+        bool system = false;
+        for (size_t j = 1; j < objects.size() && !system; ++j)
+            system = !user[j] && objects[j].defines(it->c_str());
+        it = system ? names.erase(it) : std::next(it);
+    }
+    return names;
+}
+
+// ---- The copies ---------------------------------------------------------------
+
+// One object copied for every extra rank.
+struct Copyable {
+    std::string path;  // of the original
+    elf::ElfFile file;
+    elf::Initializers init;
+    bool deferred = false;  // initialisers run by us (init), not by dlopen
+};
+
+struct Plan {
+    Copyable program;
+    std::vector<elf::CopySlot> slots;   // the program's COPY relocations, filled by us
+    std::vector<Copyable> libraries;    // dependencies first
+    std::vector<size_t> library_index;  // their indices in the loaded objects
+    elf::NameSet names;                 // hidden in the originals while loading
+    // Per extra rank: a memfd per object (program first), and the patches.
+    std::vector<std::vector<int>> fds;
+    std::vector<std::vector<std::vector<elf::Patch>>> patches;
+};
+
+bool prepare_program(Plan* plan, std::string* why) {
+    Copyable& p = plan->program;
+    p.path = "/proc/self/exe";
+    if (!p.file.read(p.path, why)) return false;
+    if (!p.file.position_independent()) {
         *why = "not position-independent (link it with mpicc, or with -fPIE -pie)";
         return false;
     }
-    if (eh->e_phoff + static_cast<size_t>(eh->e_phnum) * sizeof(Elf64_Phdr) > elf.size()) {
-        *why = "truncated program headers";
+    p.file.clear_pie_flag();
+    p.file.make_unique_symbols_global();
+    p.deferred = p.file.defer_initializers(&p.init);
+    // The loader fills COPY slots from the defining library's own storage,
+    // which is not the live variable: we fill them, before the initialisers.
+    if (p.deferred) plan->slots = p.file.drop_copy_relocations([](const char*) { return false; });
+    return true;
+}
+
+bool prepare_libraries(const Objects& objects, const std::vector<size_t>& libs, Plan* plan,
+                       std::string* why) {
+    if (!plan->program.deferred) {
+        *why = "the program has no DT_INIT_ARRAY";
         return false;
     }
-    auto* ph = reinterpret_cast<Elf64_Phdr*>(elf.data() + eh->e_phoff);
-    for (int i = 0; i < eh->e_phnum; ++i) {
-        if (ph[i].p_type != PT_DYNAMIC) continue;
-        if (ph[i].p_offset + ph[i].p_filesz > elf.size()) break;
-        auto* dyn = reinterpret_cast<Elf64_Dyn*>(elf.data() + ph[i].p_offset);
-        size_t n = ph[i].p_filesz / sizeof(Elf64_Dyn);
-        for (size_t k = 0; k < n && dyn[k].d_tag != DT_NULL; ++k)
-            if (dyn[k].d_tag == DT_FLAGS_1) dyn[k].d_un.d_val &= ~static_cast<Elf64_Xword>(DF_1_PIE);
-        return true;
+    for (size_t k : libs) {
+        Copyable c;
+        c.path = objects[k].path;
+        if (!c.file.read(c.path, why)) {
+            *why = c.path + ": " + *why;
+            return false;
+        }
+        c.file.make_unique_symbols_global();
+        c.deferred = c.file.defer_initializers(&c.init);
+        plan->libraries.push_back(std::move(c));
+        plan->library_index.push_back(k);
     }
-    *why = "no dynamic section";
+    return true;
+}
+
+void close_fds(Plan* plan) {
+    for (auto& rank : plan->fds)
+        for (int fd : rank) close(fd);
+    plan->fds.clear();
+    plan->patches.clear();
+}
+
+// Enough descriptors for every copy of every rank: the memfds stay open until
+// every copy is loaded (glibc recognises a loaded object by its path).
+void make_room_for_fds(size_t count) {
+    rlimit rl{};
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return;
+    const rlim_t want = static_cast<rlim_t>(count) + 256;
+    if (rl.rlim_cur >= want) return;
+    rl.rlim_cur = rl.rlim_max == RLIM_INFINITY ? want : std::min(want, rl.rlim_max);
+    setrlimit(RLIMIT_NOFILE, &rl);
+}
+
+// The memfds of every copy, and each copy's patches: its dependencies on the
+// user's libraries point at the same rank's copies.
+bool plan_copies(const Objects& objects, int nlocal, Plan* plan, std::string* why) {
+    const size_t per_rank = 1 + plan->libraries.size();
+    make_room_for_fds(per_rank * static_cast<size_t>(nlocal - 1));
+    for (int r = 1; r < nlocal; ++r) {
+        std::vector<int> fds;
+        for (size_t k = 0; k < per_rank; ++k) {
+            std::string name = "fibermpi-rank-image-" + std::to_string(r);
+            if (k > 0) {
+                const std::string& path = plan->libraries[k - 1].path;
+                name.append(1, '-').append(path, path.rfind('/') + 1);
+            }
+            int fd = memfd_create(name.c_str(), MFD_CLOEXEC);
+            if (fd < 0)
+                runtime::fatal("cannot create a rank image: memfd_create failed (%s)",
+                               strerror(errno));
+            fds.push_back(fd);
+        }
+        plan->fds.push_back(fds);
+        std::vector<std::vector<elf::Patch>> patches(per_rank);
+        for (size_t k = 0; k < per_rank; ++k) {
+            const Copyable& c = k == 0 ? plan->program : plan->libraries[k - 1];
+            for (const std::string& name : c.file.needed()) {
+                const size_t obj = find_needed(objects, name);
+                auto lib = std::find(plan->library_index.begin(), plan->library_index.end(), obj);
+                if (lib == plan->library_index.end()) continue;
+                const int fd = fds[1 + static_cast<size_t>(lib - plan->library_index.begin())];
+                if (!c.file.redirect_needed(name, fd, &patches[k], why)) {
+                    *why = (k == 0 ? std::string("the program") : c.path) + ": " + *why;
+                    close_fds(plan);
+                    return false;
+                }
+            }
+        }
+        plan->patches.push_back(std::move(patches));
+    }
+    return true;
+}
+
+bool hide_originals(const Objects& objects, size_t runtime, const Plan& plan,
+                    elf::SymbolHiding* hiding, std::string* why) {
+    std::vector<size_t> which = plan.library_index;
+    which.push_back(0);
+    which.push_back(runtime);
+    for (size_t i : which) {
+        if (!hiding->hide(objects[i], plan.names)) {
+            *why = (i == 0 ? std::string("the program") : objects[i].path) +
+                   ": no GNU hash table, or its page cannot be made writable";
+            hiding->restore();
+            return false;
+        }
+    }
+    return true;
+}
+
+// Plans the copies of the user's libraries too; false (nothing planned) with
+// *why when one of the steps cannot be done.
+bool plan_with_libraries(const Objects& objects, size_t runtime, const std::vector<size_t>& libs,
+                         int nlocal, Plan* plan, elf::SymbolHiding* hiding, std::string* why) {
+    if (prepare_libraries(objects, libs, plan, why)) {
+        plan->names = private_names(objects, plan->library_index, runtime);
+        if (plan_copies(objects, nlocal, plan, why)) {
+            if (hide_originals(objects, runtime, *plan, hiding, why)) return true;
+            close_fds(plan);
+        }
+    }
+    plan->libraries.clear();
+    plan->library_index.clear();
+    plan->names.clear();
     return false;
+}
+
+// ---- After loading: COPY slots, initialisers, messages ------------------------
+
+const LoadedObject* find_path(const Objects& objects, const std::string& path) {
+    for (const LoadedObject& o : objects)
+        if (o.path == path) return &o;
+    return nullptr;
+}
+
+bool in_relro(const LoadedObject& o, uintptr_t addr) {
+    for (int i = 0; i < o.phnum; ++i)
+        if (o.phdrs[i].p_type == PT_GNU_RELRO && addr >= o.base + o.phdrs[i].p_vaddr &&
+            addr < o.base + o.phdrs[i].p_vaddr + o.phdrs[i].p_memsz)
+            return true;
+    return false;
+}
+
+// The value a rank's COPY slot starts with: the live variable of a system
+// library (rank 0's slot), or the untouched definition in the rank's copy of
+// the user library that defines it.
+const void* slot_source(const Plan& plan, const Objects& objects,
+                        const std::vector<const LoadedObject*>& libs, const elf::CopySlot& slot) {
+    if (plan.names.count(slot.name))
+        for (const LoadedObject* lib : libs)
+            if (const Elf64_Sym* s = lib->find(slot.name.c_str()))
+                return reinterpret_cast<const void*>(lib->base + s->st_value);
+    return reinterpret_cast<const void*>(objects[0].base + slot.vaddr);
+}
+
+void fill_slots(const Plan& plan, const Objects& objects, const LoadedObject& copy,
+                const std::vector<const LoadedObject*>& libs) {
+    const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+    for (const elf::CopySlot& slot : plan.slots) {
+        const uintptr_t dst = copy.base + slot.vaddr;
+        const bool relro = in_relro(copy, dst);
+        const uintptr_t lo = dst & ~(page - 1);
+        const size_t len = ((dst + slot.size + page - 1) & ~(page - 1)) - lo;
+        if (relro) mprotect(reinterpret_cast<void*>(lo), len, PROT_READ | PROT_WRITE);
+        memcpy(reinterpret_cast<void*>(dst), slot_source(plan, objects, libs, slot), slot.size);
+        if (relro) mprotect(reinterpret_cast<void*>(lo), len, PROT_READ);
+    }
+}
+
+void run_initializers(const Copyable& c, uintptr_t base) {
+    using Init = void (*)(int, char**, char**);
+    if (!c.deferred) return;
+    if (c.init.init) reinterpret_cast<Init>(base + c.init.init)(g_argc, g_argv, environ);
+    auto* array = reinterpret_cast<const uintptr_t*>(base + c.init.array);
+    for (size_t j = 0; j < c.init.count; ++j)
+        if (array[j] != 0 && array[j] != static_cast<uintptr_t>(-1))
+            reinterpret_cast<Init>(array[j])(g_argc, g_argv, environ);
+}
+
+// The copies of rank r (program, then libraries) as the loader mapped them.
+std::vector<const LoadedObject*> rank_objects(const Plan& plan, const Objects& loaded, size_t r) {
+    std::vector<const LoadedObject*> out;
+    for (size_t k = 0; k < plan.fds[r].size(); ++k) {
+        const std::string path =
+            (k == 0 ? "/proc/self/fd/" : "/dev/fd/") + std::to_string(plan.fds[r][k]);
+        const LoadedObject* o = find_path(loaded, path);
+        if (!o)
+            runtime::fatal("rank image %zu: %s was not loaded from its copy (%s)", r + 1,
+                           k == 0 ? "the program" : plan.libraries[k - 1].path.c_str(),
+                           path.c_str());
+        out.push_back(o);
+    }
+    return out;
 }
 
 struct MainProgram {
@@ -72,58 +384,103 @@ int find_main_program(dl_phdr_info* info, size_t, void* data) {
     return 1;
 }
 
+void setup_tls(ImageSet* set, int nlocal) {
+    MainProgram mp;
+    dl_iterate_phdr(find_main_program, &mp);
+    // The program's TLS block: swapped per rank whenever ranks share a VP.
+    if (mp.tls && mp.tls->p_memsz && mp.tls_block && nlocal > 1) {
+        set->tls_size = mp.tls->p_memsz;
+        set->tls_offset =
+            static_cast<char*>(__builtin_thread_pointer()) - static_cast<char*>(mp.tls_block);
+        set->tls_init.assign(set->tls_size, 0);
+        memcpy(set->tls_init.data(), reinterpret_cast<const char*>(mp.base + mp.tls->p_vaddr),
+               mp.tls->p_filesz);
+    }
+}
+
+void load_copies(const Plan& plan, int nlocal, ImageSet* set) {
+    for (int r = 1; r < nlocal; ++r) {
+        const size_t i = static_cast<size_t>(r - 1);
+        for (size_t k = 0; k < plan.fds[i].size(); ++k) {
+            const Copyable& c = k == 0 ? plan.program : plan.libraries[k - 1];
+            if (!c.file.write_copy(plan.fds[i][k], plan.patches[i][k]))
+                runtime::fatal("cannot write a rank image (%s)", strerror(errno));
+        }
+        const std::string path = "/proc/self/fd/" + std::to_string(plan.fds[i][0]);
+        void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+        if (!h) {
+            std::string libs;
+            for (const Copyable& c : plan.libraries) libs += (libs.empty() ? "" : ", ") + c.path;
+            runtime::fatal("cannot load rank image %d: %s%s%s%s", r, dlerror(),
+                           libs.empty() ? "" : " (with copies of the user's libraries ",
+                           libs.c_str(),
+                           libs.empty() ? "" : "; MPC_SHARED_LIBS=all keeps them shared)");
+        }
+        set->handles.push_back(h);
+    }
+}
+
+void finish_copies(const Plan& plan, int nlocal, uintptr_t main_offset, ImageSet* set) {
+    const Objects objects = loaded_objects();
+    for (int r = 1; r < nlocal; ++r) {
+        const std::vector<const LoadedObject*> copies =
+            rank_objects(plan, objects, static_cast<size_t>(r - 1));
+        const std::vector<const LoadedObject*> libs(copies.begin() + 1, copies.end());
+        const uintptr_t base = copies[0]->base;
+        set->mains[static_cast<size_t>(r)] = reinterpret_cast<MainFn>(base + main_offset);
+        runtime::debug("rank image %d loaded at %p (gdb: add-symbol-file PROGRAM -o %p)", r,
+                       reinterpret_cast<void*>(base), reinterpret_cast<void*>(base));
+        for (size_t k = 0; k < libs.size(); ++k)
+            runtime::debug("rank image %d: %s loaded at %p (gdb: add-symbol-file %s -o %p)", r,
+                           plan.libraries[k].path.c_str(), reinterpret_cast<void*>(libs[k]->base),
+                           plan.libraries[k].path.c_str(), reinterpret_cast<void*>(libs[k]->base));
+        fill_slots(plan, objects, *copies[0], libs);
+        for (size_t k = 0; k < libs.size(); ++k) run_initializers(plan.libraries[k], libs[k]->base);
+        run_initializers(plan.program, base);
+    }
+}
+
 }  // namespace
 
 ImageSet load_images(MainFn original, int nlocal, bool shared) {
     ImageSet set;
     set.mains.assign(static_cast<size_t>(nlocal), original);
-    MainProgram mp;
-    dl_iterate_phdr(find_main_program, &mp);
-    // The program's TLS block: swapped per rank whenever ranks share a VP.
-    if (mp.tls && mp.tls->p_memsz && mp.tls_block && nlocal > 1) {
-        set.tls_size = mp.tls->p_memsz;
-        set.tls_offset = static_cast<char*>(__builtin_thread_pointer()) - static_cast<char*>(mp.tls_block);
-        set.tls_init.assign(set.tls_size, 0);
-        memcpy(set.tls_init.data(), reinterpret_cast<const char*>(mp.base + mp.tls->p_vaddr),
-               mp.tls->p_filesz);
-    }
+    setup_tls(&set, nlocal);
     if (shared || nlocal <= 1) return set;
 
-    std::vector<char> elf = read_file("/proc/self/exe");
+    Plan plan;
     std::string why;
-    if (elf.empty() || !make_loadable(elf, &why)) {
-        if (why.empty()) why = "cannot read /proc/self/exe";
+    if (!prepare_program(&plan, &why)) {
         runtime::warn("ranks of this node share the program's global variables: the program is %s",
                       why.c_str());
         return set;
     }
-    const uintptr_t main_offset = reinterpret_cast<uintptr_t>(original) - mp.base;
-    // The memfds stay open until every copy is loaded: glibc recognises an
-    // object already loaded by its path, so each copy needs a distinct one.
-    std::vector<int> fds;
-    for (int i = 1; i < nlocal; ++i) {
-        std::string name = "fibermpi-rank-image-" + std::to_string(i);
-        int fd = memfd_create(name.c_str(), MFD_CLOEXEC);
-        if (fd < 0) runtime::fatal("cannot create a rank image: memfd_create failed");
-        size_t off = 0;
-        while (off < elf.size()) {
-            ssize_t n = write(fd, elf.data() + off, elf.size() - off);
-            if (n <= 0) runtime::fatal("cannot write a rank image");
-            off += static_cast<size_t>(n);
-        }
-        std::string path = "/proc/self/fd/" + std::to_string(fd);
-        void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-        fds.push_back(fd);
-        if (!h) runtime::fatal("cannot load a rank image of the program: %s", dlerror());
-        link_map* lm = nullptr;
-        dlinfo(h, RTLD_DI_LINKMAP, &lm);
-        set.mains[static_cast<size_t>(i)] = reinterpret_cast<MainFn>(lm->l_addr + main_offset);
-        set.handles.push_back(h);
-        runtime::debug("rank image %d loaded at %p (gdb: add-symbol-file PROGRAM -o %p)", i,
-                       reinterpret_cast<void*>(lm->l_addr), reinterpret_cast<void*>(lm->l_addr));
-    }
-    for (int fd : fds) close(fd);  // the mappings keep the memfds alive
+    const Objects objects = loaded_objects();
+    size_t runtime_index = 0;
+    for (size_t i = 1; i < objects.size(); ++i)
+        if (objects[i].contains(reinterpret_cast<const void*>(&load_images))) runtime_index = i;
+    std::vector<std::string> static_tls;
+    const std::vector<size_t> libs =
+        runtime_index ? user_libraries(objects, runtime_index, &static_tls) : std::vector<size_t>{};
+    for (const std::string& path : static_tls)
+        runtime::warn(
+            "ranks of this node share %s: it has initial-exec thread-local variables "
+            "(static TLS), which cannot be copied per rank",
+            path.c_str());
+    elf::SymbolHiding hiding;
+    if (!libs.empty() &&
+        !plan_with_libraries(objects, runtime_index, libs, nlocal, &plan, &hiding, &why))
+        runtime::warn("ranks of this node share the user's shared libraries (%s, ...): %s",
+                      objects[libs[0]].path.c_str(), why.c_str());
+    if (plan.fds.empty() && !plan_copies(objects, nlocal, &plan, &why))
+        runtime::fatal("cannot plan the rank images: %s", why.c_str());
+
+    load_copies(plan, nlocal, &set);
+    hiding.restore();
+    finish_copies(plan, nlocal, reinterpret_cast<uintptr_t>(original) - objects[0].base, &set);
+    close_fds(&plan);  // the mappings keep the memfds alive
     set.private_globals = true;
+    set.private_libraries = plan.libraries.size();
     return set;
 }
 
