@@ -6,11 +6,11 @@
 #include "mpi_api/progress_engine.hpp"
 #include "mpi_api/rank.hpp"
 
-// The object whose address is MPI_STATUS_IGNORE / MPI_STATUSES_IGNORE; never
-// written.
-extern "C" {
-MPI_Status MPI_Status_ignore_[1];
-}
+// The object MPI_STATUS_IGNORE / MPI_STATUSES_IGNORE point at; never written.
+namespace {
+MPI_Status g_status_ignore[1];
+}  // namespace
+extern "C" MPI_Status* const MPI_Status_ignore_ = g_status_ignore;
 
 namespace mpc::mpi {
 
