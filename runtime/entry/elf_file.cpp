@@ -2,6 +2,7 @@
 
 #include <elf.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -88,6 +89,7 @@ bool ElfFile::read(const std::string& path, std::string* why) {
     eh->e_shoff = 0;
     eh->e_shnum = 0;
     eh->e_shstrndx = 0;
+    modified(size_t{0}, sizeof(Elf64_Ehdr));
     if (dynamic_count_ == 0) {
         *why = "no dynamic section";
         return false;
@@ -134,6 +136,12 @@ bool ElfFile::parse_dynamic(std::string* why) {
                 break;
             case DT_RPATH:
                 if (path_entry_ < 0) path_entry_ = static_cast<long>(k);
+                break;
+            case DT_TEXTREL:
+                text_relocations_ = true;
+                break;
+            case DT_FLAGS:
+                text_relocations_ |= (v & DF_TEXTREL) != 0;
                 break;
             default:
                 break;
@@ -212,14 +220,19 @@ bool ElfFile::position_independent() const {
 void ElfFile::clear_pie_flag() {
     auto* dyn = reinterpret_cast<Elf64_Dyn*>(data_.data() + dynamic_);
     for (size_t k = 0; k < dynamic_count_ && dyn[k].d_tag != DT_NULL; ++k)
-        if (dyn[k].d_tag == DT_FLAGS_1) dyn[k].d_un.d_val &= ~static_cast<Elf64_Xword>(DF_1_PIE);
+        if (dyn[k].d_tag == DT_FLAGS_1) {
+            dyn[k].d_un.d_val &= ~static_cast<Elf64_Xword>(DF_1_PIE);
+            modified(&dyn[k], sizeof(dyn[k]));
+        }
 }
 
 void ElfFile::make_unique_symbols_global() {
     auto* sym = reinterpret_cast<Elf64_Sym*>(data_.data() + symtab_);
     for (size_t i = 0; i < nsyms_; ++i)
-        if (ELF64_ST_BIND(sym[i].st_info) == STB_GNU_UNIQUE)
+        if (ELF64_ST_BIND(sym[i].st_info) == STB_GNU_UNIQUE) {
             sym[i].st_info = ELF64_ST_INFO(STB_GLOBAL, ELF64_ST_TYPE(sym[i].st_info));
+            modified(&sym[i], sizeof(sym[i]));
+        }
 }
 
 std::vector<CopySlot> ElfFile::drop_copy_relocations(const std::function<bool(const char*)>& keep) {
@@ -235,6 +248,7 @@ std::vector<CopySlot> ElfFile::drop_copy_relocations(const std::function<bool(co
         if (keep(name)) continue;
         dropped.push_back({name, rela[i].r_offset, sym[s].st_size});
         rela[i].r_info = ELF64_R_INFO(s, R_X86_64_NONE);
+        modified(&rela[i], sizeof(rela[i]));
     }
     return dropped;
 }
@@ -265,9 +279,11 @@ bool ElfFile::defer_initializers(Initializers* out) {
     if (!out->array || array_size < 0) return false;
     out->count = dyn[array_size].d_un.d_val / sizeof(uint64_t);
     dyn[array_size].d_un.d_val = 0;
+    modified(&dyn[array_size], sizeof(Elf64_Dyn));
     if (init >= 0) {
         out->init = dyn[init].d_un.d_ptr;
         dyn[init].d_tag = DT_CHECKSUM;  // a tag the loader ignores
+        modified(&dyn[init], sizeof(Elf64_Dyn));
     }
     return true;
 }
@@ -315,6 +331,50 @@ bool ElfFile::write_copy(int fd, const std::vector<Patch>& patches) const {
         if (!write_all(fd, p.bytes.data(), p.bytes.size(), static_cast<off_t>(p.offset)))
             return false;
     return true;
+}
+
+}  // namespace mpc::host::elf
+
+namespace mpc::host::elf {
+
+std::vector<ElfFile::Segment> ElfFile::unmodified_segments(
+    const std::vector<Patch>& patches) const {
+    std::vector<Segment> out;
+    if (text_relocations_) return out;  // the loader writes into the code
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    // Pages of the file with a changed byte.
+    std::vector<char> changed((loaded_size_ + page - 1) / page, 0);
+    auto mark = [&](size_t offset, size_t length) {
+        for (size_t p = offset / page; p < changed.size() && p * page < offset + length; ++p)
+            changed[p] = 1;
+    };
+    for (const auto& m : modified_) mark(m.first, m.second);
+    for (const Patch& p : patches) mark(p.offset, p.bytes.size());
+    auto* eh = reinterpret_cast<const Elf64_Ehdr*>(data_.data());
+    auto* ph = reinterpret_cast<const Elf64_Phdr*>(data_.data() + eh->e_phoff);
+    for (int i = 0; i < eh->e_phnum; ++i) {
+        if (ph[i].p_type != PT_LOAD || (ph[i].p_flags & PF_W) || ph[i].p_filesz != ph[i].p_memsz ||
+            ph[i].p_offset % page != ph[i].p_vaddr % page)
+            continue;
+        const int prot =
+            ((ph[i].p_flags & PF_R) ? PROT_READ : 0) | ((ph[i].p_flags & PF_X) ? PROT_EXEC : 0);
+        // The loader maps whole pages; runs of unchanged ones can come from the file.
+        const size_t first = ph[i].p_offset / page;
+        const size_t last = (ph[i].p_offset + ph[i].p_filesz + page - 1) / page;  // exclusive
+        for (size_t p = first; p < last;) {
+            if (p >= changed.size() || changed[p]) {
+                ++p;
+                continue;
+            }
+            size_t q = p;
+            while (q < last && q < changed.size() && !changed[q]) ++q;
+            const uint64_t vaddr =
+                (ph[i].p_vaddr & ~static_cast<uint64_t>(page - 1)) + (p - first) * page;
+            out.push_back({p * page, (q - p) * page, vaddr, prot});
+            p = q;
+        }
+    }
+    return out;
 }
 
 }  // namespace mpc::host::elf

@@ -62,6 +62,17 @@ class ElfFile {
     // Writes the copy: the part of the file the loader maps, then the patches.
     bool write_copy(int fd, const std::vector<Patch>& patches) const;
 
+    // The pages of read-only segments that a copy (with these patches) has
+    // exactly as the file does: a copy can map them from the original file
+    // (one page cache for all ranks) instead of from its memfd.
+    struct Segment {
+        size_t offset = 0;  // in the file, page-aligned
+        size_t length = 0;
+        uint64_t vaddr = 0;  // page-aligned
+        int prot = 0;
+    };
+    std::vector<Segment> unmodified_segments(const std::vector<Patch>& patches) const;
+
   private:
     struct NeededEntry {
         std::string name;
@@ -71,6 +82,10 @@ class ElfFile {
     bool parse_dynamic(std::string* why);
     bool rewritable(size_t str, size_t len) const;
     void collect_string_refs();
+    void modified(size_t offset, size_t length) { modified_.push_back({offset, length}); }
+    void modified(const void* p, size_t length) {
+        modified(static_cast<size_t>(static_cast<const char*>(p) - data_.data()), length);
+    }
 
     std::vector<char> data_;
     size_t loaded_size_ = 0;
@@ -81,6 +96,8 @@ class ElfFile {
     std::vector<NeededEntry> needed_entries_;
     std::vector<std::string> needed_;
     std::vector<size_t> string_refs_;  // every string table offset something refers to
+    std::vector<std::pair<size_t, size_t>> modified_;  // (offset, length) changed in data_
+    bool text_relocations_ = false;
 };
 
 }  // namespace mpc::host::elf

@@ -1,6 +1,7 @@
 #include "images.hpp"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <link.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -10,6 +11,7 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <utility>
 
 #include "elf_file.hpp"
 #include "elf_loaded.hpp"
@@ -153,9 +155,33 @@ elf::NameSet private_names(const Objects& objects, const std::vector<size_t>& li
 
 // ---- The copies ---------------------------------------------------------------
 
+// A file descriptor closed with its owner.
+class Fd {
+  public:
+    explicit Fd(int fd = -1) : fd_(fd) {}
+    Fd(Fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+    Fd& operator=(Fd&& other) noexcept {
+        if (this != &other) {
+            reset();
+            fd_ = std::exchange(other.fd_, -1);
+        }
+        return *this;
+    }
+    ~Fd() { reset(); }
+    int get() const { return fd_; }
+    void reset() {
+        if (fd_ >= 0) close(fd_);
+        fd_ = -1;
+    }
+
+  private:
+    int fd_;
+};
+
 // One object copied for every extra rank.
 struct Copyable {
     std::string path;  // of the original
+    Fd original;       // the original file, to map unmodified segments from
     elf::ElfFile file;
     elf::Initializers init;
     bool deferred = false;  // initialisers run by us (init), not by dlopen
@@ -168,7 +194,7 @@ struct Plan {
     std::vector<size_t> library_index;  // their indices in the loaded objects
     elf::NameSet names;                 // hidden in the originals while loading
     // Per extra rank: a memfd per object (program first), and the patches.
-    std::vector<std::vector<int>> fds;
+    std::vector<std::vector<Fd>> fds;
     std::vector<std::vector<std::vector<elf::Patch>>> patches;
 };
 
@@ -176,6 +202,7 @@ bool prepare_program(Plan* plan, std::string* why) {
     Copyable& p = plan->program;
     p.path = "/proc/self/exe";
     if (!p.file.read(p.path, why)) return false;
+    p.original = Fd(open(p.path.c_str(), O_RDONLY | O_CLOEXEC));
     if (!p.file.position_independent()) {
         *why = "not position-independent (link it with mpicc, or with -fPIE -pie)";
         return false;
@@ -202,6 +229,7 @@ bool prepare_libraries(const Objects& objects, const std::vector<size_t>& libs, 
             *why = c.path + ": " + *why;
             return false;
         }
+        c.original = Fd(open(c.path.c_str(), O_RDONLY | O_CLOEXEC));
         c.file.make_unique_symbols_global();
         c.deferred = c.file.defer_initializers(&c.init);
         plan->libraries.push_back(std::move(c));
@@ -211,8 +239,6 @@ bool prepare_libraries(const Objects& objects, const std::vector<size_t>& libs, 
 }
 
 void close_fds(Plan* plan) {
-    for (auto& rank : plan->fds)
-        for (int fd : rank) close(fd);
     plan->fds.clear();
     plan->patches.clear();
 }
@@ -234,7 +260,7 @@ bool plan_copies(const Objects& objects, int nlocal, Plan* plan, std::string* wh
     const size_t per_rank = 1 + plan->libraries.size();
     make_room_for_fds(per_rank * static_cast<size_t>(nlocal - 1));
     for (int r = 1; r < nlocal; ++r) {
-        std::vector<int> fds;
+        std::vector<Fd> fds;
         for (size_t k = 0; k < per_rank; ++k) {
             std::string name = "fibermpi-rank-image-" + std::to_string(r);
             if (k > 0) {
@@ -245,9 +271,8 @@ bool plan_copies(const Objects& objects, int nlocal, Plan* plan, std::string* wh
             if (fd < 0)
                 runtime::fatal("cannot create a rank image: memfd_create failed (%s)",
                                strerror(errno));
-            fds.push_back(fd);
+            fds.emplace_back(fd);
         }
-        plan->fds.push_back(fds);
         std::vector<std::vector<elf::Patch>> patches(per_rank);
         for (size_t k = 0; k < per_rank; ++k) {
             const Copyable& c = k == 0 ? plan->program : plan->libraries[k - 1];
@@ -255,7 +280,8 @@ bool plan_copies(const Objects& objects, int nlocal, Plan* plan, std::string* wh
                 const size_t obj = find_needed(objects, name);
                 auto lib = std::find(plan->library_index.begin(), plan->library_index.end(), obj);
                 if (lib == plan->library_index.end()) continue;
-                const int fd = fds[1 + static_cast<size_t>(lib - plan->library_index.begin())];
+                const int fd =
+                    fds[1 + static_cast<size_t>(lib - plan->library_index.begin())].get();
                 if (!c.file.redirect_needed(name, fd, &patches[k], why)) {
                     *why = (k == 0 ? std::string("the program") : c.path) + ": " + *why;
                     close_fds(plan);
@@ -263,6 +289,7 @@ bool plan_copies(const Objects& objects, int nlocal, Plan* plan, std::string* wh
                 }
             }
         }
+        plan->fds.push_back(std::move(fds));
         plan->patches.push_back(std::move(patches));
     }
     return true;
@@ -343,6 +370,27 @@ void fill_slots(const Plan& plan, const Objects& objects, const LoadedObject& co
     }
 }
 
+// Maps the segments a copy has exactly as the original file from that file
+// (all ranks then share its page cache) and frees them in the copy's memfd.
+void share_unmodified_segments(const Copyable& c, const std::vector<elf::Patch>& patches,
+                               uintptr_t base, int memfd) {
+    if (c.original.get() < 0) return;
+    for (const elf::ElfFile::Segment& seg : c.file.unmodified_segments(patches)) {
+        void* fresh = mmap(nullptr, seg.length, seg.prot, MAP_PRIVATE, c.original.get(),
+                           static_cast<off_t>(seg.offset));
+        if (fresh == MAP_FAILED) continue;
+        // mremap replaces the copy's pages in one step, or leaves them.
+        void* target = reinterpret_cast<void*>(base + seg.vaddr);
+        if (mremap(fresh, seg.length, seg.length, MREMAP_MAYMOVE | MREMAP_FIXED, target) ==
+            MAP_FAILED) {
+            munmap(fresh, seg.length);
+            continue;
+        }
+        fallocate(memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(seg.offset),
+                  static_cast<off_t>(seg.length));
+    }
+}
+
 void run_initializers(const Copyable& c, uintptr_t base) {
     using Init = void (*)(int, char**, char**);
     if (!c.deferred) return;
@@ -358,7 +406,7 @@ std::vector<const LoadedObject*> rank_objects(const Plan& plan, const Objects& l
     std::vector<const LoadedObject*> out;
     for (size_t k = 0; k < plan.fds[r].size(); ++k) {
         const std::string path =
-            (k == 0 ? "/proc/self/fd/" : "/dev/fd/") + std::to_string(plan.fds[r][k]);
+            (k == 0 ? "/proc/self/fd/" : "/dev/fd/") + std::to_string(plan.fds[r][k].get());
         const LoadedObject* o = find_path(loaded, path);
         if (!o)
             runtime::fatal("rank image %zu: %s was not loaded from its copy (%s)", r + 1,
@@ -403,10 +451,10 @@ void load_copies(const Plan& plan, int nlocal, ImageSet* set) {
         const size_t i = static_cast<size_t>(r - 1);
         for (size_t k = 0; k < plan.fds[i].size(); ++k) {
             const Copyable& c = k == 0 ? plan.program : plan.libraries[k - 1];
-            if (!c.file.write_copy(plan.fds[i][k], plan.patches[i][k]))
+            if (!c.file.write_copy(plan.fds[i][k].get(), plan.patches[i][k]))
                 runtime::fatal("cannot write a rank image (%s)", strerror(errno));
         }
-        const std::string path = "/proc/self/fd/" + std::to_string(plan.fds[i][0]);
+        const std::string path = "/proc/self/fd/" + std::to_string(plan.fds[i][0].get());
         void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
         if (!h) {
             std::string libs;
@@ -434,6 +482,10 @@ void finish_copies(const Plan& plan, int nlocal, uintptr_t main_offset, ImageSet
             runtime::debug("rank image %d: %s loaded at %p (gdb: add-symbol-file %s -o %p)", r,
                            plan.libraries[k].path.c_str(), reinterpret_cast<void*>(libs[k]->base),
                            plan.libraries[k].path.c_str(), reinterpret_cast<void*>(libs[k]->base));
+        for (size_t k = 0; k < copies.size(); ++k)
+            share_unmodified_segments(k == 0 ? plan.program : plan.libraries[k - 1],
+                                      plan.patches[static_cast<size_t>(r - 1)][k], copies[k]->base,
+                                      plan.fds[static_cast<size_t>(r - 1)][k].get());
         fill_slots(plan, objects, *copies[0], libs);
         for (size_t k = 0; k < libs.size(); ++k) run_initializers(plan.libraries[k], libs[k]->base);
         run_initializers(plan.program, base);

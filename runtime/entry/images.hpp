@@ -49,14 +49,22 @@
 // task_tls_* options), which makes __thread / thread_local variables per rank.
 // The user libraries' thread-locals are per copy, hence per rank.
 //
+// Memory: only the pages a copy changes (dynamic tables, relocated data,
+// written variables) are per rank. The copies' other read-only pages (code,
+// constants) are mapped from the original files, shared by all ranks through
+// the page cache, and punched out of the memfds; no debug information is
+// copied.
+//
 // Limits: libraries the program dlopens itself at run time are loaded once
 // and shared by all ranks; so is anything reached through dlsym(RTLD_DEFAULT)
-// (it finds rank 0's). A system library's variables the program reads
+// (it finds rank 0's). A system library's variables that the program reads
 // directly (optind, optarg, environ, std::cout) are per-rank snapshots taken
-// at start-up: getopt's results reach ranks > 0 only through its return value.
-// A user library using initial-exec TLS (static TLS) cannot be copied many
-// times. Each copy costs the mapped size of the program and of each user
-// library per rank (no debug information is copied).
+// at start-up, and the system library's own state stays one per process:
+// getopt's results reach ranks > 0 only through its return value. A user
+// library with initial-exec thread-locals (static TLS) stays shared (with a
+// warning): glibc has room for few copies of those. While the copies load,
+// the runtime's functions that the user's code redefines (a PMPI layer) are
+// hidden too: a user library's constructor must not make the runtime call them.
 #pragma once
 
 #include <cstddef>

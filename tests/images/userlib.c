@@ -1,8 +1,8 @@
 /* libuserlib: globals of every kind, a constructor, a call back into the
  * program and a PMPI wrapper (so it is MPI code too). */
-#include <mpi.h>
-
 #include "userlib.h"
+
+#include <mpi.h>
 
 int lib_counter;
 int lib_initialised = 500;

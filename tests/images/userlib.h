@@ -6,22 +6,22 @@
 extern int lib_counter;     /* .bss, read and written by the program directly */
 extern int lib_initialised; /* .data, read and written by the program directly */
 extern __thread int lib_tls;
-extern int dep_value;       /* in libud */
+extern int dep_value; /* in libud */
 
 /* What the library sees of its own state. */
 struct userlib_state {
-    int* counter;      /* &lib_counter as the library sees it */
-    int* initialised;  /* &lib_initialised as the library sees it */
+    int* counter;     /* &lib_counter as the library sees it */
+    int* initialised; /* &lib_initialised as the library sees it */
     int counter_value;
     int initialised_value;
     int file_static;
     int static_local;
     int tls;
-    int constructions;     /* times the library's constructor ran in this copy */
+    int constructions;       /* times the library's constructor ran in this copy */
     int seen_by_constructor; /* lib_initialised when the constructor ran */
-    int hook;              /* program_hook() called from the library */
-    int dep_value;         /* libud's dep_value, read by libuserlib */
-    int barriers;          /* MPI_Barrier calls through the library's PMPI wrapper */
+    int hook;                /* program_hook() called from the library */
+    int dep_value;           /* libud's dep_value, read by libuserlib */
+    int barriers;            /* MPI_Barrier calls through the library's PMPI wrapper */
 };
 
 /* Adds by to every variable of the library (and of libud); counts calls. */

@@ -18,7 +18,24 @@
 
 int program_value;
 
-int program_hook(void) { return program_value; }
+int program_hook(void) {
+    return program_value;
+}
+
+/* The copies' code is mapped from the original files, not from their memfds. */
+static int executable_image_pages(void) {
+    int found = 0;
+    char line[600];
+    FILE* maps = fopen("/proc/self/maps", "r");
+    while (maps && fgets(line, sizeof(line), maps)) {
+        char perms[8] = "";
+        if (sscanf(line, "%*s %7s", perms) == 1 && strchr(perms, 'x') &&
+            strstr(line, "fibermpi-rank-image"))
+            ++found;
+    }
+    if (maps) fclose(maps);
+    return found;
+}
 
 /* The memfds holding the copies are closed once loaded (the mappings keep them). */
 static int open_image_descriptors(void) {
@@ -65,6 +82,7 @@ int main(int argc, char** argv) {
     struct userlib_state st;
     userlib_state(&st);
     CHECK(open_image_descriptors() == 0, "rank-image memfds still open");
+    CHECK(executable_image_pages() == 0, "code of a rank image mapped from its memfd");
     CHECK(st.constructions == 1, "the library's constructor ran %d times", st.constructions);
     CHECK(st.seen_by_constructor == 500, "the constructor saw lib_initialised = %d",
           st.seen_by_constructor);
@@ -96,7 +114,8 @@ int main(int argc, char** argv) {
               st.barriers);
     }
     if (all_shared) {
-        CHECK(lib_counter == local_sum, "shared lib_counter %d, expected %d", lib_counter, local_sum);
+        CHECK(lib_counter == local_sum, "shared lib_counter %d, expected %d", lib_counter,
+              local_sum);
         CHECK(lib_initialised == 500 + local_sum, "shared lib_initialised %d", lib_initialised);
     }
     PMPI_Barrier(MPI_COMM_WORLD); /* not counted: others may still be reading the count */
