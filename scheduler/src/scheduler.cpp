@@ -66,7 +66,7 @@ Waiter* current_waiter() {
     return tl_thread_waiter.waiter;
 }
 
-void park() {
+void park_for(int64_t timeout_ns) {
     Waiter* w = current_waiter();
     if (w->state_.exchange(Waiter::kEmpty, std::memory_order_acquire) == Waiter::kNotified) return;
     uint32_t expected = Waiter::kEmpty;
@@ -76,12 +76,18 @@ void park() {
     }
     if (Task* t = w->task_) {
         t->vp->switch_out(t, false);
+    } else if (timeout_ns > 0) {
+        // One wait: whether unparked or timed out, the caller re-checks.
+        if (w->state_.load(std::memory_order_acquire) == Waiter::kParked)
+            runtime::futex_wait(&w->state_, Waiter::kParked, timeout_ns);
     } else {
         while (w->state_.load(std::memory_order_acquire) == Waiter::kParked)
             runtime::futex_wait(&w->state_, Waiter::kParked);
     }
     w->state_.store(Waiter::kEmpty, std::memory_order_relaxed);
 }
+
+void park() { park_for(0); }
 
 // ---- The calling context --------------------------------------------------------
 
@@ -182,6 +188,8 @@ Task* Scheduler::spawn(int vp_index, void (*fn)(void*), void* arg, void* owner) 
         memcpy(t->tls.get(), options_.task_tls_init, options_.task_tls_size);
     }
     t->context.task = t;
+    fiber_sanitizer_init(t->context.san, static_cast<char*>(t->stack.top()) - t->stack.size(),
+                         t->stack.size(), false);
     t->waiter.task_ = t;
     {
         std::lock_guard<std::mutex> g(g_tasks_mutex);

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "runtime/log.hpp"
+#include "sanitizer_fiber.hpp"
 
 namespace mpc::sched {
 
@@ -23,7 +24,9 @@ Stack::Stack(size_t size) {
 }
 
 Stack::~Stack() {
-    if (base_) munmap(base_, size_ + guard_);
+    if (!base_) return;
+    fiber_sanitizer_forget_stack(static_cast<char*>(base_) + guard_, size_);
+    munmap(base_, size_ + guard_);
 }
 
 void Stack::swap(Stack& o) noexcept {

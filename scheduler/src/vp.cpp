@@ -18,7 +18,10 @@ namespace {
 void after_resume(ctx::transfer_t from) {
     auto* prev = static_cast<Context*>(from.data);
     prev->fctx = from.fctx;
-    if (prev->task && prev->task->finished) prev->task->stack = Stack();
+    if (prev->task && prev->task->finished) {
+        fiber_sanitizer_destroy(prev->san);
+        prev->task->stack = Stack();
+    }
 }
 
 [[noreturn]] void finish(Task* self) {
@@ -30,8 +33,9 @@ void after_resume(ctx::transfer_t from) {
 }
 
 void task_entry(ctx::transfer_t from) {
-    after_resume(from);
     Task* self = tl_vp->current();
+    fiber_sanitizer_after_switch(self->context.san, static_cast<Context*>(from.data)->san);
+    after_resume(from);
     self->fn(self->arg);
     finish(self);
 }
@@ -53,7 +57,10 @@ void Vp::jump(Context* from, Context* to) {
         Task* t = to->task;
         to->fctx = ctx::make_fcontext(t->stack.top(), t->stack.size(), task_entry);
     }
-    after_resume(ctx::jump_fcontext(to->fctx, from));
+    fiber_sanitizer_before_switch(from->san, to->san, self && self->finished);
+    ctx::transfer_t back = ctx::jump_fcontext(to->fctx, from);
+    fiber_sanitizer_after_switch(from->san, static_cast<Context*>(back.data)->san);
+    after_resume(back);
     if (self) errno = self->saved_errno;
 }
 
@@ -116,6 +123,7 @@ void Vp::sleep() {
 
 void Vp::run_loop() {
     tl_vp = this;
+    fiber_sanitizer_init(idle_.san, nullptr, 0, true);
     if (sched_->options().bind) runtime::Topology::instance().bind_thread_to_core(core_);
     if (sched_->options().on_vp_start) sched_->options().on_vp_start(index_);
     const int64_t spin_ns = sched_->options().idle_spin_ns;

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "runtime/sync.hpp"
+#include "sanitizer_fiber.hpp"
 #include "scheduler/scheduler.hpp"
 #include "stack.hpp"
 
@@ -20,6 +21,7 @@ namespace ctx = boost::context::detail;
 struct Context {
     ctx::fcontext_t fctx = nullptr;
     Task* task = nullptr;  // null for a VP's idle context
+    FiberSanitizerState san;
 };
 
 class Task {

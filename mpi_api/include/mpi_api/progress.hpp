@@ -9,6 +9,7 @@
 
 #include <cstdint>
 
+#include "mpi_api/rank.hpp"
 #include "runtime/sync.hpp"
 #include "scheduler/scheduler.hpp"
 
@@ -16,16 +17,22 @@ namespace mpc::mpi {
 
 // How long a waiting rank polls before it parks (MPC_WAIT_SPIN, default 50us).
 extern int64_t g_wait_spin_ns;
+// How long a thread a rank created (not a fiber) stays parked before it polls
+// again. Network completions ring no doorbell until someone polls the
+// network, and when the rank's own tasks are blocked (in pthread_join, say)
+// no idle VP does: the parked threads must look themselves now and then.
+inline constexpr int64_t kThreadParkNs = 1'000'000;
 
 // Runs the MPI layer's poll function for the calling rank (its inbox, its
 // network work, its operations in progress, and others' when collaborative).
 bool poll_current();
 
-// The calling rank's doorbell (see RankState::doorbell). arm_doorbell returns
-// false when the rank has operations to progress (progress_engine.hpp) that
-// were flagged before the doorbell was armed: the caller must not park then.
-bool arm_doorbell(sched::Waiter* w);
-void disarm_doorbell(sched::Waiter* w);
+// The calling rank's doorbell (see RankState::doorbell), with the caller's
+// entry. arm_doorbell returns false when the rank has operations to progress
+// (progress_engine.hpp) that were flagged before the doorbell was armed: the
+// caller must not park then.
+bool arm_doorbell(Doorbell::Entry* entry, sched::Waiter* w);
+void disarm_doorbell(Doorbell::Entry* entry);
 
 // What a test (MPI_Test*, MPI_Iprobe, ...) that found nothing done does before
 // it looks again: lets the other tasks of the caller's VP run, since the rank it
@@ -56,9 +63,14 @@ void block_until(Done&& done, Arm&& arm, Disarm&& disarm) {
         }
         sched::Waiter* w = sched::current_waiter();
         arm(w);
-        const bool may_park = arm_doorbell(w);
-        if (may_park && !done()) sched::park();
-        disarm_doorbell(w);
+        Doorbell::Entry bell;
+        if (arm_doorbell(&bell, w)) {
+            // Work that arrived between the last poll and the arming rang no
+            // bell: poll once more; anything later rings it.
+            poll_current();
+            if (!done()) sched::park_for(kThreadParkNs);
+        }
+        disarm_doorbell(&bell);
         disarm(w);
         if (done()) return;
     }

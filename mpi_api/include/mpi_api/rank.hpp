@@ -20,6 +20,32 @@
 namespace mpc::mpi {
 
 struct BsendBuffer;
+
+// Where the threads of a rank that park inside MPI can be woken: rung when
+// work arrives that only the rank may do (its network work and inbox in wait
+// mode) or when an operation of the rank needs progress. Every thread of the
+// rank that parks (several with MPI_THREAD_MULTIPLE) arms its own entry, and
+// a ring wakes them all: waking only the last one to arm would leave the
+// others asleep with the work undone.
+class Doorbell {
+public:
+    struct Entry {  // on the parking thread's stack
+        sched::Waiter* waiter = nullptr;
+        Entry* next = nullptr;
+    };
+    void arm(Entry* e, sched::Waiter* w);
+    void disarm(Entry* e);
+    // Unparks every armed thread; one load when none is.
+    void ring() {
+        if (armed_.load(std::memory_order_seq_cst) != 0) ring_armed();
+    }
+
+private:
+    void ring_armed();
+    runtime::SpinLock lock_;
+    Entry* head_ = nullptr;
+    std::atomic<int> armed_{0};
+};
 struct ProbeWaiter;
 struct FnStats;
 class Progressable;
@@ -43,9 +69,9 @@ struct RankState {
     // when nobody probes.
     ProbeWaiter* probers = nullptr;
     std::atomic<int> prober_count{0};
-    // A thread of this rank parked inside MPI: woken when network work
-    // arrives in the rank's pending list (in wait mode only it may process it).
-    std::atomic<sched::Waiter*> doorbell{nullptr};
+    // Threads of this rank parked inside MPI: rung when network work arrives
+    // in the rank's pending list (in wait mode only they may process it).
+    Doorbell doorbell;
 
     // Operations in progress (collective schedules), see progress_engine.hpp.
     runtime::SpinLock progress_lock;

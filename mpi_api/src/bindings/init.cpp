@@ -8,6 +8,7 @@
 #include "mpi_api/attributes.hpp"
 #include "mpi_api/process.hpp"
 #include "mpi_api/progress.hpp"
+#include "requests.hpp"
 #include "runtime/log.hpp"
 
 using namespace mpc::mpi;
@@ -91,6 +92,13 @@ int PMPI_Finalize(void) {
     // MPI 3.1 section 8.7.1: MPI_COMM_SELF's attributes are deleted first, so
     // that libraries can hook their own finalization on them.
     if (int e = comm_attrs_delete_all(&me->self)) return raise(&me->world, e);
+    // Buffered sends still in an attached buffer leave first: an implicit
+    // MPI_Buffer_detach (which also frees the rank's bookkeeping of it).
+    if (me->bsend) {
+        void* buffer = nullptr;
+        int size = 0;
+        bsend_detach(me, &buffer, &size);
+    }
     // Every rank reaches this point before any leaves MPI: no message can still
     // be on its way to a finalized rank.
     mpc::coll::barrier(&me->world);

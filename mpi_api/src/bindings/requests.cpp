@@ -147,9 +147,8 @@ int bsend_start(Request* r) {
 int bsend_attach(RankState* me, void* buffer, int size) {
     if (size < 0) return make_error(MPI_ERR_ARG, "negative buffer size %d", size);
     if (!buffer && size > 0) return make_error(MPI_ERR_BUFFER, "NULL buffer");
-    if (me->bsend && me->bsend->base)
-        return make_error(MPI_ERR_BUFFER, "a buffer is already attached");
-    if (!me->bsend) me->bsend = new BsendBuffer();
+    if (me->bsend) return make_error(MPI_ERR_BUFFER, "a buffer is already attached");
+    me->bsend = new BsendBuffer();
     me->bsend->base = static_cast<char*>(buffer);
     me->bsend->size = static_cast<size_t>(size);
     return MPI_SUCCESS;
@@ -157,7 +156,7 @@ int bsend_attach(RankState* me, void* buffer, int size) {
 
 int bsend_detach(RankState* me, void* buffer_addr, int* size) {
     BsendBuffer* b = me->bsend;
-    if (!b || !b->base) {
+    if (!b) {
         *static_cast<void**>(buffer_addr) = nullptr;
         *size = 0;
         return MPI_SUCCESS;
@@ -174,8 +173,8 @@ int bsend_detach(RankState* me, void* buffer_addr, int* size) {
     }
     *static_cast<void**>(buffer_addr) = b->base;
     *size = static_cast<int>(b->size);
-    b->base = nullptr;
-    b->size = 0;
+    delete b;  // no block left: nothing refers to it
+    me->bsend = nullptr;
     return MPI_SUCCESS;
 }
 

@@ -144,10 +144,10 @@ void push(RankState* dest, Incoming* m) {
     Incoming* head = dest->inbox.load(std::memory_order_relaxed);
     do {
         m->next = head;
-    } while (!dest->inbox.compare_exchange_weak(head, m, std::memory_order_release,
+    } while (!dest->inbox.compare_exchange_weak(head, m, std::memory_order_seq_cst,
                                                 std::memory_order_relaxed));
     // A parked receiver (or one that only it may serve, in wait mode) wakes up.
-    if (sched::Waiter* w = dest->doorbell.load(std::memory_order_seq_cst)) w->unpark();
+    dest->doorbell.ring();
 }
 
 }  // namespace

@@ -68,7 +68,7 @@ bool match(void*, int local, const ib::MatchBits& bits, size_t bytes, ib::Unexpe
 
 void work_arrived(void*, int local) {
     RankState* dest = world().locals[static_cast<size_t>(local)];
-    if (sched::Waiter* w = dest->doorbell.load(std::memory_order_seq_cst)) w->unpark();
+    dest->doorbell.ring();
 }
 
 void remote_send(Request* r, int dest_world) {

@@ -27,7 +27,7 @@ void progress_add(RankState* owner, Progressable* p) {
 void progress_notify(RankState* owner) {
     owner->progress_pending.store(true, std::memory_order_seq_cst);
     // The owner may be the only one allowed to progress (wait mode): wake it.
-    if (sched::Waiter* w = owner->doorbell.load(std::memory_order_seq_cst)) w->unpark();
+    owner->doorbell.ring();
 }
 
 bool progress_rank(RankState* owner) {

@@ -128,20 +128,41 @@ void request_release(Request* r) {
     pool().release(h);
 }
 
-bool arm_doorbell(sched::Waiter* w) {
+void Doorbell::arm(Entry* e, sched::Waiter* w) {
+    e->waiter = w;
+    lock_.lock();
+    e->next = head_;
+    head_ = e;
+    lock_.unlock();
+    armed_.fetch_add(1, std::memory_order_seq_cst);
+}
+
+void Doorbell::disarm(Entry* e) {
+    armed_.fetch_sub(1, std::memory_order_relaxed);
+    lock_.lock();
+    Entry** link = &head_;
+    while (*link != e) link = &(*link)->next;
+    *link = e->next;
+    lock_.unlock();
+}
+
+void Doorbell::ring_armed() {
+    lock_.lock();
+    for (Entry* e = head_; e; e = e->next) e->waiter->unpark();
+    lock_.unlock();
+}
+
+bool arm_doorbell(Doorbell::Entry* entry, sched::Waiter* w) {
     RankState* me = current_rank();
     if (!me) return true;
-    me->doorbell.store(w, std::memory_order_seq_cst);
+    me->doorbell.arm(entry, w);
     // Operations of the rank flagged before the doorbell was armed rang nobody:
     // the caller must progress them instead of parking.
     return !me->progress_pending.load(std::memory_order_seq_cst);
 }
 
-void disarm_doorbell(sched::Waiter* w) {
-    if (RankState* me = current_rank()) {
-        sched::Waiter* expected = w;
-        me->doorbell.compare_exchange_strong(expected, nullptr);
-    }
+void disarm_doorbell(Doorbell::Entry* entry) {
+    if (RankState* me = current_rank()) me->doorbell.disarm(entry);
 }
 
 void wait_complete(Request* r) {

@@ -37,7 +37,7 @@ private:
     friend class Vp;
     friend class Scheduler;
     friend Waiter* current_waiter();
-    friend void park();
+    friend void park_for(int64_t timeout_ns);
     enum : uint32_t { kEmpty = 0, kNotified = 1, kParked = 2 };
     std::atomic<uint32_t> state_{kEmpty};
     Task* task_ = nullptr;  // null for an OS thread (parks on a futex)
@@ -120,6 +120,10 @@ void set_thread_owner(void* owner);
 Waiter* current_waiter();
 // Blocks until unparked (see Waiter). On a task the VP runs other tasks.
 void park();
+// Like park(), but an OS thread returns after timeout_ns (> 0) at the latest,
+// even if nobody unparks it. Fibers ignore the timeout: when their VP has
+// nothing to run, its idle loop polls for them.
+void park_for(int64_t timeout_ns);
 // Lets the other runnable tasks of this VP run; runs the progress hook.
 void yield();
 // True when another task of the caller's VP is ready to run.

@@ -194,7 +194,12 @@ subroutine all_to_all(rank, size)
   do p = 0, size - 1
     call check_int(r(p + 1), p * 100 + rank, 'MPI_Alltoall')
   end do
-  ! Alltoallv: to rank p, p+1 values; from rank p, rank+1 values.
+  ! Alltoallv: to rank p, p+1 values; from rank p, rank+1 values. (Entries
+  ! past size are zero: Alltoallw's sd * 4 computes them all.)
+  sc = 0
+  sd = 0
+  rc = 0
+  rd = 0
   do p = 0, size - 1
     sc(p + 1) = p + 1
     sd(p + 1) = p * (p + 1) / 2

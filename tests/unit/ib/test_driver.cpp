@@ -346,9 +346,14 @@ TEST_CASE("registration gives distinct keys and can be undone and redone", "[ib]
 TEST_CASE("a write with a bad key is reported as an error", "[ib][driver]") {
     std::string kind = GENERATE(from_range(std::begin(kDriverKinds), std::end(kDriverKinds)));
     INFO("driver " << kind);
+    // The sends of `note` still queued on the broken connection are read by
+    // the provider until the drivers close: its memory must outlive them.
+    std::vector<char> note_memory(8);
     Cluster c;
     if (!c.open(kind, 2)) return;
-    Registered src(c[0], 4096), dst(c[1], 4096), note(c[0], 8);
+    Registered src(c[0], 4096), dst(c[1], 4096);
+    MemoryRegion note_mr;
+    REQUIRE(c[0].register_memory(note_memory.data(), note_memory.size(), &note_mr) == Status::Ok);
     // A key nobody registered. The transports treat it as fatal to the
     // connection (tcp closes it, verbs moves the QP to the error state), so
     // the failure shows on the write or on what follows it.
@@ -360,7 +365,7 @@ TEST_CASE("a write with a bad key is reported as an error", "[ib][driver]") {
         [&] {
             for (auto& s : c.nodes[0].sent) failed = failed || !s.ok;
             if (!failed && c.nodes[0].sent.size() < 64) {
-                Status s = c[0].post_send(1, note.data(), 8, note.mr().local_desc, 8);
+                Status s = c[0].post_send(1, note_memory.data(), 8, note_mr.local_desc, 8);
                 failed = s == Status::Error;
             }
             return failed;
@@ -374,6 +379,7 @@ TEST_CASE("a write with a bad key is reported as an error", "[ib][driver]") {
     }
     // Nothing was written, and no WriteImm was reported for it.
     CHECK(count_type(c.nodes[1].received, Type::WriteImm) == 0);
+    c[0].deregister_memory(note_mr);
 }
 
 TEST_CASE("wait returns on a completion, on interrupt and on timeout", "[ib][driver]") {
