@@ -12,6 +12,7 @@
 #include <chrono>
 #include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -137,6 +138,13 @@ bool Job::start(int n) {
             vars.emplace_back("MPC_PROGRESS_THREAD", o_.progress_thread);
         if (!o_.net.empty()) vars.emplace_back("MPC_NET", o_.net);
         if (o_.stats) vars.emplace_back("MPC_STATS", "1");
+        // Arms each node process's hang watchdog: when the time limit ends the
+        // job, node processes print what every rank waits for before dying.
+        if (o_.timeout > 0 && !getenv("MPC_HANG_TIMEOUT")) {
+            char seconds[32];
+            snprintf(seconds, sizeof(seconds), "%g", o_.timeout);
+            vars.emplace_back("MPC_HANG_TIMEOUT", seconds);
+        }
         for (const std::string& kv : o_.env) {  // "-x VAR" alone: inherited as it is
             size_t eq = kv.find('=');
             if (eq != std::string::npos) vars.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));

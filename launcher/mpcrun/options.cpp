@@ -132,7 +132,8 @@ const char* usage() {
            "                    polling or blocking (MPC_PROGRESS_THREAD=poll|block)\n"
            "  --net=NET         network driver between node processes (default auto)\n"
            "  --stats           print per-rank and per-function statistics at the end\n"
-           "  --timeout S       end the job after S seconds (exit status 124)\n"
+           "  --timeout S       end the job after S seconds (exit status 124); the node\n"
+           "                    processes first print what each rank waits for\n"
            "  -x VAR[=VALUE]    pass an environment variable to the ranks\n"
            "  -h, --help        this text\n";
 }

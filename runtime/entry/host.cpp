@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "ib/network.hpp"
+#include "mpi_api/hang_watch.hpp"
 #include "mpi_api/net.hpp"
 #include "mpi_api/process.hpp"
 #include "mpi_api/progress_engine.hpp"
@@ -240,7 +241,9 @@ int run(MainFn user_main, int argc, char** argv, char** envp) {
             args.push_back(std::move(a));
         }
         g_hosting.store(true);
+        mpi::hang_watch_start();
         scheduler.run();
+        mpi::hang_watch_stop();
         g_hosting.store(false);
     }
     if (g_net) {

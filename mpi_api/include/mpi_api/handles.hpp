@@ -87,6 +87,18 @@ public:
         return &chunk[index & (kChunk - 1)];
     }
 
+    // Calls f(T*) on every live object, under the pool's lock (diagnostics).
+    template <class F>
+    void for_each_live(F&& f) const {
+        std::lock_guard<std::mutex> g(mutex_);
+        for (uint32_t c = 0; c < kMaxChunks; ++c) {
+            T* chunk = chunks_[c].load(std::memory_order_acquire);
+            if (!chunk) break;
+            for (uint32_t i = 0; i < kChunk; ++i)
+                if (live_[c][i].load(std::memory_order_acquire)) f(&chunk[i]);
+        }
+    }
+
     // Marks a predefined (reserved) index live.
     void mark_live(uint32_t index) {
         std::lock_guard<std::mutex> g(mutex_);

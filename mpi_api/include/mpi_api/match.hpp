@@ -67,6 +67,16 @@ public:
     void remove_unexpected(Incoming* m);
     void add_unexpected(Incoming* m);
 
+    // Calls f(const Request*) on each posted receive, g(const Incoming*) on
+    // each unexpected message, in queue order (diagnostics).
+    template <class F, class G, class R = Request>  // R: Request is incomplete here
+    void for_each(F&& f, G&& g) const {
+        for (const Lists& l : lists_) {
+            for (const R* r = l.posted_head; r; r = r->next) f(r);
+            for (const Incoming* m = l.unexp_head; m; m = m->next) g(m);
+        }
+    }
+
     size_t posted_count() const { return posted_count_; }
     size_t unexpected_count() const { return unexpected_count_; }
 

@@ -48,6 +48,7 @@ private:
 };
 struct ProbeWaiter;
 struct FnStats;
+struct Request;
 class Progressable;
 
 struct RankState {
@@ -89,9 +90,16 @@ struct RankState {
     BsendBuffer* bsend = nullptr;
     int exit_status = 0;
 
-    // API layer bookkeeping (see api.hpp).
-    int current_fn = -1;          // the MPI function the rank's task is in, for messages
-    FnStats* fn_stats = nullptr;  // per-function statistics, when enabled
+    // API layer bookkeeping (see api.hpp). current_fn is atomic (relaxed)
+    // because the hang watchdog reads it from its own thread.
+    std::atomic<int> current_fn{-1};  // the MPI function the rank's task is in, for messages
+    FnStats* fn_stats = nullptr;      // per-function statistics, when enabled
+
+    // Hang watchdog (hang_watch.hpp): counted only while it runs.
+    std::atomic<uint64_t> polls{0};           // times the rank polled for progress (waiting)
+    std::atomic<uint64_t> completions{0};     // requests of the rank that completed
+    std::atomic<const Request*> blocked_on{nullptr};  // what the task waits for in wait_complete
+    std::atomic<bool> ended{false};           // the rank's main returned (or it called exit)
 
     // The rank's private copy of the program (rank images): its dlopen handle,
     // or nullptr when the rank runs the image the kernel loaded. The Fortran

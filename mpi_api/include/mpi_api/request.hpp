@@ -95,6 +95,9 @@ void complete_with_error(Request* r, int code);
 // Pool of nonblocking requests.
 Request* request_allocate(Request::Kind kind, RankState* rank, Comm* comm);
 Request* request_lookup(MPI_Request handle);
+// Calls fn on every allocated (nonblocking) request, under the pool's lock;
+// for diagnostics only (fields of requests in use may change meanwhile).
+void request_for_each_live(void (*fn)(Request* r, void* ctx), void* ctx);
 void request_release(Request* r);
 
 // Blocks the caller (yielding its VP, polling progress) until r completes.

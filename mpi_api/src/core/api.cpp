@@ -1,6 +1,7 @@
 #include "mpi_api/api.hpp"
 
 #include <atomic>
+#include <utility>
 
 #include "runtime/log.hpp"
 #include "runtime/sync.hpp"
@@ -21,21 +22,30 @@ namespace {
 // thread_local for the threads a rank created (with MPI_THREAD_MULTIPLE
 // several of them are in MPI at once).
 thread_local int tl_thread_fn = -1;
-int& fn_slot(RankState* me) { return sched::in_task() ? me->current_fn : tl_thread_fn; }
+
+// Replaces the function the caller is in; returns the previous one.
+int swap_fn(RankState* me, int fn) {
+    if (!sched::in_task()) return std::exchange(tl_thread_fn, fn);
+    const int outer = me->current_fn.load(std::memory_order_relaxed);
+    me->current_fn.store(fn, std::memory_order_relaxed);
+    return outer;
+}
+
+int read_fn(RankState* me) {
+    return sched::in_task() ? me->current_fn.load(std::memory_order_relaxed) : tl_thread_fn;
+}
 
 }  // namespace
 
 ApiScope::ApiScope(RankState* me, gen::Fn fn) : me_(me), fn_(fn) {
     if (!me_) return;
-    int& slot = fn_slot(me_);
-    outer_ = static_cast<gen::Fn>(slot);
-    slot = static_cast<int>(fn);
+    outer_ = static_cast<gen::Fn>(swap_fn(me_, static_cast<int>(fn)));
     if (g_stats_enabled) start_ = runtime::now_ns();
 }
 
 ApiScope::~ApiScope() {
     if (!me_) return;
-    fn_slot(me_) = static_cast<int>(outer_);
+    swap_fn(me_, static_cast<int>(outer_));
     if (g_stats_enabled) {
         // Threads of one rank may count at the same time.
         FnStats& s = rank_fn_stats(me_)[static_cast<size_t>(fn_)];
@@ -47,7 +57,7 @@ ApiScope::~ApiScope() {
 
 const char* current_fn_name(RankState* me) {
     if (!me) return "MPI";
-    const int fn = fn_slot(me);
+    const int fn = read_fn(me);
     return fn < 0 ? "MPI" : gen::kFnNames[fn];
 }
 

@@ -44,6 +44,7 @@ void process_teardown() {
 
 bool rank_ended(RankState* rank, int status) {
     rank->exit_status = status;
+    rank->ended.store(true, std::memory_order_relaxed);
     return rank->phase.load() != RankState::Initialized;
 }
 

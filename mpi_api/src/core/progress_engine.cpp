@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "mpi_api/hang_watch.hpp"
 #include "mpi_api/net.hpp"
 #include "mpi_api/rank.hpp"
 #include "mpi_api/request.hpp"
@@ -82,6 +83,7 @@ bool poll(int caller) {
 
 bool poll_current() {
     RankState* me = current_rank();
+    if (hang_watch_on() && me) me->polls.fetch_add(1, std::memory_order_relaxed);
     return poll(me ? me->local_index : -1);
 }
 

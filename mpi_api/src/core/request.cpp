@@ -2,6 +2,7 @@
 
 #include "mpi_api/datatype.hpp"
 #include "mpi_api/handles.hpp"
+#include "mpi_api/hang_watch.hpp"
 #include "mpi_api/progress.hpp"
 #include "mpi_api/progress_engine.hpp"
 #include "mpi_api/rank.hpp"
@@ -79,6 +80,7 @@ bool Request::mark_user_freed() {
 
 void complete(Request* r) {
     RankState* notify = r->notify;  // read first: r may be gone after the exchange
+    if (hang_watch_on() && r->rank) r->rank->completions.fetch_add(1, std::memory_order_relaxed);
     uintptr_t prev = r->state.exchange(Request::kComplete, std::memory_order_seq_cst);
     if (notify) progress_notify(notify);
     // From here on r may be gone (a stack request whose owner saw completion).
@@ -116,6 +118,10 @@ Request* request_allocate(Request::Kind kind, RankState* rank, Comm* comm) {
 }
 
 Request* request_lookup(MPI_Request handle) { return pool().lookup(handle); }
+
+void request_for_each_live(void (*fn)(Request* r, void* ctx), void* ctx) {
+    pool().for_each_live([&](Request* r) { fn(r, ctx); });
+}
 
 void request_release(Request* r) {
     if (r->handle == MPI_REQUEST_NULL) return;  // a stack request
@@ -167,8 +173,12 @@ void disarm_doorbell(Doorbell::Entry* entry) {
 
 void wait_complete(Request* r) {
     if (r->is_complete()) return;
+    // For the hang report: what the rank's own task waits for.
+    RankState* const owner = hang_watch_on() && sched::in_task() ? r->rank : nullptr;
+    const Request* outer = owner ? owner->blocked_on.exchange(r, std::memory_order_relaxed) : nullptr;
     block_until([r] { return r->is_complete(); }, [r](sched::Waiter* w) { r->arm(w); },
                 [r](sched::Waiter* w) { r->disarm(w); });
+    if (owner) owner->blocked_on.store(outer, std::memory_order_relaxed);
 }
 
 }  // namespace mpc::mpi
