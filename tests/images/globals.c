@@ -30,9 +30,10 @@ int main(int argc, char** argv) {
     MPI_Comm_size(node, &local_size);
     int shared = argc > 1 && strcmp(argv[1], "shared") == 0;
 
-    /* Every rank changes every variable by its own rank number. */
-    counter += rank + 1;
-    initialised += rank + 1;
+    /* Every rank changes every variable by its own rank number (atomically
+     * where the shared run checks the sum: ranks of two VPs add at once). */
+    __atomic_fetch_add(&counter, rank + 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&initialised, rank + 1, __ATOMIC_RELAXED);
     file_static += rank + 1;
     per_thread += rank + 1;
     for (int i = 0; i <= rank; ++i) bump();

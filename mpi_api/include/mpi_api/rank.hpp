@@ -62,8 +62,10 @@ struct RankState {
     // stack, one cache line of its own); the rank, or a rank polling for it,
     // moves them into matching in arrival order (intranode.hpp).
     alignas(64) std::atomic<Incoming*> inbox{nullptr};
-    alignas(64) Incoming* backlog_head = nullptr;  // taken from the inbox, not matched yet
-    Incoming* backlog_tail = nullptr;              // (both under match.lock)
+    // Taken from the inbox, not matched yet (both under match.lock; the head is
+    // atomic because pollers peek at it without the lock, relaxed).
+    alignas(64) std::atomic<Incoming*> backlog_head{nullptr};
+    Incoming* backlog_tail = nullptr;
     // Threads of this rank blocked in MPI_Probe/Mprobe (several with
     // MPI_THREAD_MULTIPLE), unparked when an unexpected message arrives. The
     // list is guarded by match.lock; prober_count lets senders skip the lock

@@ -193,14 +193,13 @@ bool drain_locked(RankState* r, Deliveries& out) {
             stack = next;
         }
         if (r->backlog_tail) r->backlog_tail->next = fifo;
-        else r->backlog_head = fifo;
+        else r->backlog_head.store(fifo, std::memory_order_relaxed);
         r->backlog_tail = last;
     }
     bool unexpected = false;
-    while (r->backlog_head && !out.full()) {
-        Incoming* m = r->backlog_head;
-        r->backlog_head = m->next;
-        if (!r->backlog_head) r->backlog_tail = nullptr;
+    for (Incoming* m; (m = r->backlog_head.load(std::memory_order_relaxed)) && !out.full();) {
+        r->backlog_head.store(m->next, std::memory_order_relaxed);
+        if (!m->next) r->backlog_tail = nullptr;
         m->next = nullptr;
         if (Request* q = r->match.take_posted(m->env)) {
             out.add(m, q);
@@ -213,7 +212,9 @@ bool drain_locked(RankState* r, Deliveries& out) {
 }
 
 bool drain(RankState* r, bool owner) {
-    if (!r->inbox.load(std::memory_order_relaxed) && !r->backlog_head) return false;
+    if (!r->inbox.load(std::memory_order_relaxed) &&
+        !r->backlog_head.load(std::memory_order_relaxed))
+        return false;
     if (owner) r->match.lock.lock();
     else if (!r->match.lock.try_lock()) return false;
     Deliveries out;

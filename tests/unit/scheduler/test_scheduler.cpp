@@ -73,7 +73,7 @@ TEST_CASE("oversubscription: many tasks per VP ping-pong through park/unpark", "
     struct Pair {
         std::atomic<int> turn{0};
         std::atomic<Waiter*> w[2]{};
-        int done = 0;
+        std::atomic<int> done{0};  // both sides count, from two VPs
     };
     static Pair pairs[kPairs];
     struct Arg { Pair* p; int side; };
