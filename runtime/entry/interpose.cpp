@@ -5,6 +5,8 @@
 //                      call binds here before libc);
 //   exit               so that a rank that exits ends only itself;
 //   pthread_create     so that threads created by a rank belong to that rank;
+//   pthread_join       so that a rank waiting for its threads does not block
+//                      its virtual processor (and the ranks sharing it);
 //   free, realloc, munmap, mremap, madvise
 //                      so that network registrations of memory going away are
 //                      invalidated (the registration cache must never hand out
@@ -19,6 +21,7 @@
 #include <cerrno>
 #include <cstdarg>
 #include <cstdlib>
+#include <ctime>
 
 #include "host.hpp"
 #include "ib/network.hpp"
@@ -96,6 +99,28 @@ __attribute__((visibility("default"))) int pthread_create(pthread_t* thread,
     int rc = real(thread, attr, thread_trampoline, start);
     if (rc != 0) delete start;
     return rc;
+}
+
+// A rank's task that waits for a thread would otherwise block its VP: the
+// other ranks of that VP, whose progress the thread may need (a collective
+// with them, a context id agreement one of them holds), would never run.
+// It polls instead, letting them run, and naps briefly when none can.
+// (libc's tryjoin directly: a sanitizer intercepting pthread_join already
+// accounts for this join.)
+__attribute__((visibility("default"))) int pthread_join(pthread_t thread, void** retval) {
+    using JoinFn = int (*)(pthread_t, void**);
+    static JoinFn real = next_symbol<JoinFn>("pthread_join");
+    if (!mpc::sched::in_task()) return real(thread, retval);
+    static JoinFn try_join = next_symbol<JoinFn>("pthread_tryjoin_np");
+    for (;;) {
+        const int rc = try_join(thread, retval);
+        if (rc != EBUSY) return rc;
+        mpc::sched::yield();  // runs the progress hook as well
+        if (!mpc::sched::others_runnable()) {
+            const timespec nap{0, 50'000};
+            nanosleep(&nap, nullptr);
+        }
+    }
 }
 
 }  // extern "C"

@@ -139,7 +139,10 @@ MPC_DIAGNOSTIC_READS std::string describe_request(const Request* r, bool posted)
             append(s, "receive from %s, %s, up to %zu bytes, %s; %s",
                    peer_text(r->comm, r->peer).c_str(), tag_text(r->tag).c_str(),
                    request_bytes(r), comm_text(r->comm, r->context).c_str(),
-                   posted ? "posted, no message matched yet" : "matched, data arriving");
+                   posted                                         ? "posted, no message matched yet"
+                   : r->state.load(std::memory_order_relaxed) == Request::kComplete
+                       ? "complete, the rank has not resumed since"
+                       : "matched, data arriving");
             break;
         case Request::Kind::Collective:
             append(s, "collective operation on %s, in progress",
