@@ -5,26 +5,32 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstring>
 
 namespace mpc::runtime::pmi2 {
 namespace {
 
+// A decimal long; false when malformed or out of range (the text comes from
+// the other side of the connection: no overflow on any input).
 bool parse_long(std::string_view text, long* out) {
-    if (text.empty() || text.size() > 19) return false;
+    if (text.empty() || text.size() > 20) return false;
     size_t i = 0;
     bool negative = false;
     if (text[0] == '-' || text[0] == '+') {
         negative = text[0] == '-';
         if (++i == text.size()) return false;
     }
-    long v = 0;
+    const unsigned long limit = negative ? 0ul - static_cast<unsigned long>(LONG_MIN) : LONG_MAX;
+    unsigned long v = 0;
     for (; i < text.size(); ++i) {
         if (text[i] < '0' || text[i] > '9') return false;
-        v = v * 10 + (text[i] - '0');
+        const unsigned long digit = static_cast<unsigned long>(text[i] - '0');
+        if (v > (limit - digit) / 10) return false;
+        v = v * 10 + digit;
     }
-    *out = negative ? -v : v;
+    *out = negative ? static_cast<long>(0ul - v) : static_cast<long>(v);
     return true;
 }
 

@@ -203,3 +203,25 @@ TEST_CASE("random and mutated input never crashes the parsers", "[pmi2][wire]") 
         }
     }
 }
+
+// Found by fuzzing (tests/fuzz/inputs/pmi2_client/bad_size): a 19-digit value
+// overflowed a signed long while parsing (undefined behaviour).
+TEST_CASE("integers out of a long's range are rejected, the extremes accepted", "[pmi2][wire]") {
+    Message m("fullinit-response");
+    m.add("a", "9999999999999999999")
+        .add("b", "9223372036854775807")
+        .add("c", "9223372036854775808")
+        .add("d", "-9223372036854775808")
+        .add("e", "-9223372036854775809")
+        .add("f", "+12");
+    long v = 0;
+    CHECK_FALSE(m.get_int("a", &v));
+    REQUIRE(m.get_int("b", &v));
+    CHECK(v == 9223372036854775807L);
+    CHECK_FALSE(m.get_int("c", &v));
+    REQUIRE(m.get_int("d", &v));
+    CHECK(v == -9223372036854775807L - 1);
+    CHECK_FALSE(m.get_int("e", &v));
+    REQUIRE(m.get_int("f", &v));
+    CHECK(v == 12);
+}
