@@ -216,7 +216,9 @@ void NetworkImpl::on_eager(int local, const WorkRequest& wr) {
 void NetworkImpl::on_frag_first(int local, const WorkRequest& wr) {
     const Header& h = *wr.header;
     const size_t len = wr.length - sizeof(Header);
-    if (len > h.bytes) {
+    // Senders fragment only messages up to the rendezvous threshold: a larger
+    // size is a corrupt header, and would be allocated below if unexpected.
+    if (len > h.bytes || h.bytes > rndv_threshold_) {
         runtime::warn("network: dropped an inconsistent fragment");
         return;
     }
@@ -253,7 +255,8 @@ void NetworkImpl::on_frag(int local, const WorkRequest& wr) {
     RankSlot& s = *slots_[static_cast<size_t>(local)];
     auto it = s.fragments.find(frag_key(h.src_node, h.msg_id));
     const size_t len = wr.length - sizeof(Header);
-    if (it == s.fragments.end() || h.offset + len > it->second->bytes) {
+    if (it == s.fragments.end() || h.offset > it->second->bytes ||
+        len > it->second->bytes - h.offset) {  // (no overflow whatever the offset)
         runtime::warn("network: dropped a fragment of an unknown message");
         return;
     }

@@ -105,8 +105,8 @@ std::string send_path(const Request* r, int dest, size_t bytes) {
     ib::Network* net = network();
     if (!net) return "network";
     std::string s = "network, ";
-    if (bytes <= net->eager_limit()) s += "eager";
-    else if (bytes < net->rendezvous_threshold()) s += "fragments";
+    if (bytes <= net->eager_limit() && !sync) s += "eager";
+    else if (bytes <= net->rendezvous_threshold() && !sync) s += "fragments";
     else s += "rendezvous: REQ sent, RDMA write after the receiver matches";
     if (sync) s += ", synchronous: completes when matched";
     return s;
