@@ -37,7 +37,7 @@ namespace mpc::sched {
 // VP's own thread stack).
 struct FiberSanitizerState {
 #ifdef MPC_ASAN_FIBERS
-    void* fake_stack = nullptr;        // ASan's fake stack of the context while it is switched out
+    void* fake_stack = nullptr;  // ASan's fake stack of the context while it is switched out
     const void* stack_bottom = nullptr;  // lowest address of the context's stack
     size_t stack_size = 0;               // (a VP's: learnt on its first switch to a task)
 #endif

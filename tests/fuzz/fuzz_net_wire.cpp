@@ -39,7 +39,9 @@ using mpc::ib::test::FakeFabric;
 // Leak checking off: an input ends with the network torn down mid-protocol,
 // and the operations still in flight (a fragmented message half received,
 // say) are not freed then; that is no leak of a running node process.
-extern "C" const char* __asan_default_options() { return "detect_leaks=0"; }
+extern "C" const char* __asan_default_options() {
+    return "detect_leaks=0";
+}
 
 namespace {
 
@@ -59,7 +61,7 @@ struct Harness {
     std::unique_ptr<FakeDriver> attacker;  // node 0's driver, driven by hand
     std::deque<Recv> recvs;                // stable addresses
     std::deque<std::vector<char>> send_data;
-    std::unique_ptr<Network> net;          // node 1
+    std::unique_ptr<Network> net;  // node 1
     std::vector<Recv*> posted[2];
     std::vector<std::pair<MatchBits, Unexpected*>> unexpected[2];
     Header last_rts{};
@@ -81,7 +83,9 @@ struct Harness {
             if (off > q->buf.size() || len > q->buf.size() - off) __builtin_trap();
             memcpy(q->buf.data() + off, data, len);
         };
-        t.complete = [](void* ctx, const MatchBits&, size_t) { static_cast<Recv*>(ctx)->done = true; };
+        t.complete = [](void* ctx, const MatchBits&, size_t) {
+            static_cast<Recv*>(ctx)->done = true;
+        };
         t.ctx = r;
         return t;
     }
@@ -180,9 +184,11 @@ struct Harness {
         memcpy(v, b, std::min<size_t>(len, sizeof(v)));
         recvs.emplace_back();
         Recv* r = &recvs.back();
-        r->want = MatchBits{static_cast<uint32_t>(v[0] & 7),
-                            v[1] & 1 ? kAnySource : static_cast<int32_t>(v[1] >> 1 & 3),
-                            v[2] & 1 ? kAnyTag : static_cast<int32_t>(v[2] >> 1), };
+        r->want = MatchBits{
+            static_cast<uint32_t>(v[0] & 7),
+            v[1] & 1 ? kAnySource : static_cast<int32_t>(v[1] >> 1 & 3),
+            v[2] & 1 ? kAnyTag : static_cast<int32_t>(v[2] >> 1),
+        };
         r->buf.assign(static_cast<size_t>(v[3]) << (v[4] & 15), '\0');
         auto& unexp = unexpected[local];
         for (auto it = unexp.begin(); it != unexp.end(); ++it) {

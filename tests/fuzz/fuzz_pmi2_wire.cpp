@@ -24,7 +24,9 @@ namespace {
     abort();
 }
 
-bool same(const Message& a, const Message& b) { return a.cmd() == b.cmd() && a.pairs() == b.pairs(); }
+bool same(const Message& a, const Message& b) {
+    return a.cmd() == b.cmd() && a.pairs() == b.pairs();
+}
 
 // What a server or client does with a message it received.
 void use(const Message& m, bool v1) {
@@ -71,9 +73,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                 for (;;) {
                     bool v1 = false;
                     auto r = d.next(&m, &v1, &error);
-                    if (r == StreamDecoder::Result::kMessage) use(m, v1);
-                    else if (r == StreamDecoder::Result::kError) return 0;  // the server hangs up
-                    else break;
+                    if (r == StreamDecoder::Result::kMessage)
+                        use(m, v1);
+                    else if (r == StreamDecoder::Result::kError)
+                        return 0;  // the server hangs up
+                    else
+                        break;
                 }
             }
             break;
@@ -90,8 +95,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             std::string raw, back;
             if (!decode_value(encode_value(text), &raw) || raw != text)
                 broken("encode_value does not round-trip", text);
-            if (hex_decode(text, &raw) && (!hex_decode(hex_encode(raw.data(), raw.size()), &back) ||
-                                          back != raw))
+            if (hex_decode(text, &raw) &&
+                (!hex_decode(hex_encode(raw.data(), raw.size()), &back) || back != raw))
                 broken("hex does not round-trip", text);
             break;
         }

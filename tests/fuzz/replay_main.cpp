@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
     int failures = 0, inputs = 0;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
-        struct stat st{};
+        struct stat st {};
         if (stat(arg.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
             DIR* d = opendir(arg.c_str());
             while (d) {

@@ -7,9 +7,9 @@
  *   compute the ranks compute for --seconds without calling MPI (not a hang).
  * An odd rank count leaves the last rank waiting in MPI_Barrier.
  */
-#include "common.h"
-
 #include <time.h>
+
+#include "common.h"
 
 int main(int argc, char** argv) {
     MPI_OK(MPI_Init(&argc, &argv));

@@ -56,7 +56,9 @@ static uint64_t rng_next(Rng* r) {
     return z ^ (z >> 31);
 }
 
-static uint32_t rng_below(Rng* r, uint32_t n) { return n ? (uint32_t)(rng_next(r) % n) : 0; }
+static uint32_t rng_below(Rng* r, uint32_t n) {
+    return n ? (uint32_t)(rng_next(r) % n) : 0;
+}
 
 static Rng rng_for(uint64_t seed, uint64_t a, uint64_t b) {
     Rng r = {seed ^ (a + 1) * 0xD1B54A32D192ED03ull ^ (b + 1) * 0xC2B2AE3D27D4EB4Full};
@@ -115,8 +117,8 @@ static void storm_fail(const char* fmt, ...) {
     exit(1);
 }
 
-#define EXPECT(cond, ...)                  \
-    do {                                   \
+#define EXPECT(cond, ...)                     \
+    do {                                      \
         if (!(cond)) storm_fail(__VA_ARGS__); \
     } while (0)
 
@@ -124,11 +126,16 @@ static size_t random_size(Rng* r) {
     const uint32_t u = rng_below(r, 100);
     size_t lo, hi;
     if (u < 10) return 0;
-    if (u < 30) lo = 1, hi = 63;
-    else if (u < 55) lo = 64, hi = 16 * 1024;
-    else if (u < 75) lo = 16 * 1024, hi = 128 * 1024;
-    else if (u < 90) lo = 128 * 1024, hi = 512 * 1024;
-    else lo = 512 * 1024, hi = S.max_size;
+    if (u < 30)
+        lo = 1, hi = 63;
+    else if (u < 55)
+        lo = 64, hi = 16 * 1024;
+    else if (u < 75)
+        lo = 16 * 1024, hi = 128 * 1024;
+    else if (u < 90)
+        lo = 128 * 1024, hi = 512 * 1024;
+    else
+        lo = 512 * 1024, hi = S.max_size;
     if (hi > S.max_size) hi = S.max_size;
     if (lo > hi) lo = hi;
     return lo + rng_below(r, (uint32_t)(hi - lo + 1));
@@ -151,8 +158,11 @@ static Msg* make_plan(int round, int* count) {
             m->tag = (int)rng_below(&r, NTAGS);
             m->size = random_size(&r);
             const uint32_t u = rng_below(&r, 100);
-            m->mode = u < 55 ? MODE_ISEND : u < 70 ? MODE_ISSEND : u < 80 ? MODE_BSEND
-                    : u < 90 ? MODE_SEND : MODE_PERSISTENT;
+            m->mode = u < 55   ? MODE_ISEND
+                      : u < 70 ? MODE_ISSEND
+                      : u < 80 ? MODE_BSEND
+                      : u < 90 ? MODE_SEND
+                               : MODE_PERSISTENT;
             if (m->mode == MODE_BSEND && m->size > 64 * 1024) m->mode = MODE_ISEND;
             if (m->mode == MODE_SEND && m->size > 256) m->mode = MODE_ISSEND;
             m->seq = next_seq[(size_t)src * (size_t)n + (size_t)m->dest]++;
@@ -164,8 +174,12 @@ static Msg* make_plan(int round, int* count) {
 }
 
 /* Rank numbers in communicator c: comm 1 numbers the ranks backwards. */
-static int to_comm(int c, int world_rank) { return c == 0 ? world_rank : S.nranks - 1 - world_rank; }
-static int to_world(int c, int comm_rank) { return c == 0 ? comm_rank : S.nranks - 1 - comm_rank; }
+static int to_comm(int c, int world_rank) {
+    return c == 0 ? world_rank : S.nranks - 1 - world_rank;
+}
+static int to_world(int c, int comm_rank) {
+    return c == 0 ? comm_rank : S.nranks - 1 - comm_rank;
+}
 
 static uint32_t payload_seed(const Msg* m) {
     return (uint32_t)(S.round * 7919 + m->src * 104729 + m->dest * 1299709 + (int)m->seq * 31);
@@ -183,8 +197,14 @@ static void fill_message(unsigned char* buf, const Msg* m) {
         return;
     }
     fill_pattern(buf + HDR_SIZE, m->size - HDR_SIZE, payload_seed(m));
-    Header h = {HDR_MAGIC, (uint32_t)m->src, (uint32_t)m->dest, m->seq, (uint32_t)m->tag,
-                (uint32_t)m->comm, (uint32_t)S.round, m->size,
+    Header h = {HDR_MAGIC,
+                (uint32_t)m->src,
+                (uint32_t)m->dest,
+                m->seq,
+                (uint32_t)m->tag,
+                (uint32_t)m->comm,
+                (uint32_t)S.round,
+                m->size,
                 checksum(buf + HDR_SIZE, m->size - HDR_SIZE)};
     memcpy(buf, &h, HDR_SIZE);
 }
@@ -270,11 +290,11 @@ typedef struct {
 
 /* A completed receive. */
 typedef struct {
-    int post;              /* posting order among this rank's receives in the round */
+    int post;                   /* posting order among this rank's receives in the round */
     int comm, src_pat, tag_pat; /* src_pat: world rank or MPI_ANY_SOURCE */
-    int src, tag;          /* from the status; src as a world rank */
+    int src, tag;               /* from the status; src as a world rank */
     size_t count;
-    int exp;               /* the Expected it was identified as */
+    int exp; /* the Expected it was identified as */
     int by_header;
     unsigned char small[HDR_SIZE];
     const char* how;
@@ -330,8 +350,14 @@ static void choose_pattern(Receiver* rv, int* comm, int* src_pat, int* tag_pat) 
 
 static void describe_pattern(char* out, size_t n, int comm, int src_pat, int tag_pat) {
     char s[16], t[16];
-    if (src_pat == MPI_ANY_SOURCE) snprintf(s, sizeof(s), "ANY"); else snprintf(s, sizeof(s), "%d", src_pat);
-    if (tag_pat == MPI_ANY_TAG) snprintf(t, sizeof(t), "ANY"); else snprintf(t, sizeof(t), "%d", tag_pat);
+    if (src_pat == MPI_ANY_SOURCE)
+        snprintf(s, sizeof(s), "ANY");
+    else
+        snprintf(s, sizeof(s), "%d", src_pat);
+    if (tag_pat == MPI_ANY_TAG)
+        snprintf(t, sizeof(t), "ANY");
+    else
+        snprintf(t, sizeof(t), "%d", tag_pat);
     snprintf(out, n, "(comm %d, source %s, tag %s)", comm, s, t);
 }
 
@@ -477,8 +503,10 @@ static void complete_some(Receiver* rv, int blocking) {
             outcount = 1;
         }
     } else if (how == 1) {
-        if (blocking) MPI_OK(MPI_Waitsome(n, reqs, &outcount, idx, st));
-        else MPI_OK(MPI_Testsome(n, reqs, &outcount, idx, st));
+        if (blocking)
+            MPI_OK(MPI_Waitsome(n, reqs, &outcount, idx, st));
+        else
+            MPI_OK(MPI_Testsome(n, reqs, &outcount, idx, st));
         if (outcount == MPI_UNDEFINED) outcount = 0;
     } else {
         /* One request at a time with MPI_Test; Wait only on a cancelled one. */
@@ -729,12 +757,18 @@ static void parse_args(int argc, char** argv) {
         const char* a = argv[i];
         const char* v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v) test_fail(__FILE__, __LINE__, "option %s needs a value", a);
-        if (!strcmp(a, "--seed")) S.seed = strtoull(v, NULL, 0);
-        else if (!strcmp(a, "--seconds")) S.seconds = atof(v);
-        else if (!strcmp(a, "--rounds")) S.max_rounds = atol(v);
-        else if (!strcmp(a, "--max-size")) S.max_size = (size_t)strtoull(v, NULL, 0);
-        else if (!strcmp(a, "--msgs")) S.max_msgs = atoi(v);
-        else test_fail(__FILE__, __LINE__, "unknown option %s", a);
+        if (!strcmp(a, "--seed"))
+            S.seed = strtoull(v, NULL, 0);
+        else if (!strcmp(a, "--seconds"))
+            S.seconds = atof(v);
+        else if (!strcmp(a, "--rounds"))
+            S.max_rounds = atol(v);
+        else if (!strcmp(a, "--max-size"))
+            S.max_size = (size_t)strtoull(v, NULL, 0);
+        else if (!strcmp(a, "--msgs"))
+            S.max_msgs = atoi(v);
+        else
+            test_fail(__FILE__, __LINE__, "unknown option %s", a);
         ++i;
     }
     if (S.max_msgs < 1) S.max_msgs = 1;
@@ -789,9 +823,10 @@ int main(int argc, char** argv) {
     long totals[3] = {messages, bytes, cancels}, sums[3];
     MPI_OK(MPI_Reduce(totals, sums, 3, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD));
     if (S.rank == 0)
-        printf("msg_storm: OK: %d rounds, %ld messages, %ld bytes, %ld receives cancelled, seed "
-               "%llu\n",
-               S.round, sums[0], sums[1], sums[2], seed);
+        printf(
+            "msg_storm: OK: %d rounds, %ld messages, %ld bytes, %ld receives cancelled, seed "
+            "%llu\n",
+            S.round, sums[0], sums[1], sums[2], seed);
     MPI_OK(MPI_Comm_free(&S.comms[1]));
     MPI_OK(MPI_Finalize());
     return 0;

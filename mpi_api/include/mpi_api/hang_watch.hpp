@@ -24,7 +24,9 @@ namespace mpc::mpi {
 // True while the watchdog runs; the MPI layer counts polls and completions
 // then. Atomic: the network's progress thread reads it too (relaxed loads).
 extern std::atomic<bool> g_hang_watch;
-inline bool hang_watch_on() { return g_hang_watch.load(std::memory_order_relaxed); }
+inline bool hang_watch_on() {
+    return g_hang_watch.load(std::memory_order_relaxed);
+}
 
 // Reads MPC_HANG_TIMEOUT and starts the watchdog when it is set (> 0). Call
 // after process_setup(), before the ranks run.

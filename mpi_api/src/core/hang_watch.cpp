@@ -65,8 +65,10 @@ std::string line_prefix(const RankState* rank) {
 MPC_DIAGNOSTIC_READS std::string comm_text(const Comm* c, uint32_t context) {
     std::string s;
     if (!c) return "unknown communicator";
-    if (!c->name.empty()) s = c->name;
-    else append(s, "communicator (context %u)", c->context);
+    if (!c->name.empty())
+        s = c->name;
+    else
+        append(s, "communicator (context %u)", c->context);
     if (context == c->context + 1) s += ", collective traffic";
     return s;
 }
@@ -80,8 +82,10 @@ MPC_DIAGNOSTIC_READS std::string peer_text(const Comm* c, int peer) {
         return s;
     }
     const int w = c->peer_world_rank(peer);
-    if (w == peer && c->context == kWorldContext) append(s, "rank %d", w);
-    else append(s, "rank %d (world rank %d)", peer, w);
+    if (w == peer && c->context == kWorldContext)
+        append(s, "rank %d", w);
+    else
+        append(s, "rank %d (world rank %d)", peer, w);
     return s;
 }
 
@@ -98,26 +102,32 @@ size_t request_bytes(const Request* r) {
 std::string send_path(const Request* r, int dest, size_t bytes) {
     const bool sync = r->mode == SendMode::Synchronous;
     if (world().local(dest)) {
-        if (bytes <= g_intra_eager_limit && !sync)
-            return "intra-node cell (complete once queued)";
+        if (bytes <= g_intra_eager_limit && !sync) return "intra-node cell (complete once queued)";
         return "intra-node rendezvous, waits until the receiver matches and copies";
     }
     ib::Network* net = network();
     if (!net) return "network";
     std::string s = "network, ";
-    if (bytes <= net->eager_limit() && !sync) s += "eager";
-    else if (bytes <= net->rendezvous_threshold() && !sync) s += "fragments";
-    else s += "rendezvous: REQ sent, RDMA write after the receiver matches";
+    if (bytes <= net->eager_limit() && !sync)
+        s += "eager";
+    else if (bytes <= net->rendezvous_threshold() && !sync)
+        s += "fragments";
+    else
+        s += "rendezvous: REQ sent, RDMA write after the receiver matches";
     if (sync) s += ", synchronous: completes when matched";
     return s;
 }
 
 const char* mode_text(SendMode m) {
     switch (m) {
-        case SendMode::Synchronous: return "synchronous send";
-        case SendMode::Ready: return "ready send";
-        case SendMode::Buffered: return "buffered send";
-        default: return "send";
+        case SendMode::Synchronous:
+            return "synchronous send";
+        case SendMode::Ready:
+            return "ready send";
+        case SendMode::Buffered:
+            return "buffered send";
+        default:
+            return "send";
     }
 }
 
@@ -137,9 +147,9 @@ MPC_DIAGNOSTIC_READS std::string describe_request(const Request* r, bool posted)
         }
         case Request::Kind::Recv:
             append(s, "receive from %s, %s, up to %zu bytes, %s; %s",
-                   peer_text(r->comm, r->peer).c_str(), tag_text(r->tag).c_str(),
-                   request_bytes(r), comm_text(r->comm, r->context).c_str(),
-                   posted                                         ? "posted, no message matched yet"
+                   peer_text(r->comm, r->peer).c_str(), tag_text(r->tag).c_str(), request_bytes(r),
+                   comm_text(r->comm, r->context).c_str(),
+                   posted ? "posted, no message matched yet"
                    : r->state.load(std::memory_order_relaxed) == Request::kComplete
                        ? "complete, the rank has not resumed since"
                        : "matched, data arriving");
@@ -205,22 +215,22 @@ MPC_DIAGNOSTIC_READS void report_rank(RankState* rank, double stalled_s, std::st
     for (int i = 0; i < 100000 && !(locked = rank->match.lock.try_lock()); ++i)
         runtime::cpu_relax();
     if (locked) {
-        rank->match.for_each(
-            [&](const Request* r) { rep.posted.push_back(r); },
-            [&](const Incoming* m) {
-                if (unexpected.size() == kMaxListed) {
-                    ++more_unexpected;
-                    return;
-                }
-                std::string s;
-                append(s, "from rank %d", m->env.source);
-                if (m->env.context > kWorldContext + 1)
-                    append(s, " (of the communicator with context %u)", m->env.context & ~1u);
-                append(s, ", %s, %zu bytes%s (%s)", tag_text(m->env.tag).c_str(), m->bytes,
-                       m->env.context & 1u ? ", collective traffic" : "",
-                       m->ops ? m->ops->name : "?");
-                unexpected.push_back(s);
-            });
+        rank->match.for_each([&](const Request* r) { rep.posted.push_back(r); },
+                             [&](const Incoming* m) {
+                                 if (unexpected.size() == kMaxListed) {
+                                     ++more_unexpected;
+                                     return;
+                                 }
+                                 std::string s;
+                                 append(s, "from rank %d", m->env.source);
+                                 if (m->env.context > kWorldContext + 1)
+                                     append(s, " (of the communicator with context %u)",
+                                            m->env.context & ~1u);
+                                 append(s, ", %s, %zu bytes%s (%s)", tag_text(m->env.tag).c_str(),
+                                        m->bytes, m->env.context & 1u ? ", collective traffic" : "",
+                                        m->ops ? m->ops->name : "?");
+                                 unexpected.push_back(s);
+                             });
         rank->match.lock.unlock();
     }
 
@@ -236,7 +246,8 @@ MPC_DIAGNOSTIC_READS void report_rank(RankState* rank, double stalled_s, std::st
             continue;  // said above, or listed with the pool requests
         if (n++ < kMaxListed) out += pre + "  posted: " + describe_request(r, true) + "\n";
     }
-    if (n > kMaxListed) append(out, "%s  ... and %d more posted receives\n", pre.c_str(), n - kMaxListed);
+    if (n > kMaxListed)
+        append(out, "%s  ... and %d more posted receives\n", pre.c_str(), n - kMaxListed);
     request_for_each_live(list_pool_request, &rep);
     if (rep.more) append(out, "%s  ... and %d more pending requests\n", pre.c_str(), rep.more);
     if (!locked) {
@@ -254,8 +265,10 @@ void write_all_stderr(const std::string& text) {
     size_t done = 0;
     while (done < text.size()) {
         ssize_t n = write(STDERR_FILENO, text.data() + done, text.size() - done);
-        if (n > 0) done += static_cast<size_t>(n);
-        else if (n < 0 && errno != EINTR) break;
+        if (n > 0)
+            done += static_cast<size_t>(n);
+        else if (n < 0 && errno != EINTR)
+            break;
     }
 }
 
@@ -299,8 +312,8 @@ void watch(double timeout_s) {
             char c = 0;
             if (read(g_pipe[0], &c, 1) == 1 && c == 'T') {
                 write_all_stderr(report_all(
-                    "terminated (SIGTERM): what each rank of this node process was doing:",
-                    samples, runtime::now_ns()));
+                    "terminated (SIGTERM): what each rank of this node process was doing:", samples,
+                    runtime::now_ns()));
                 signal(SIGTERM, SIG_DFL);
                 kill(getpid(), SIGTERM);
             }
@@ -342,7 +355,7 @@ void hang_watch_start() {
     if (timeout_s <= 0 || g_thread.joinable()) return;
     if (pipe2(g_pipe, O_CLOEXEC) != 0) runtime::fatal("MPC_HANG_TIMEOUT: cannot create a pipe");
     g_hang_watch.store(true);
-    struct sigaction sa{};
+    struct sigaction sa {};
     sa.sa_handler = on_sigterm;
     sa.sa_flags = SA_RESTART;
     sigemptyset(&sa.sa_mask);
