@@ -138,6 +138,7 @@ bool Job::start(int n) {
             vars.emplace_back("MPC_PROGRESS_THREAD", o_.progress_thread);
         if (!o_.net.empty()) vars.emplace_back("MPC_NET", o_.net);
         if (o_.stats) vars.emplace_back("MPC_STATS", "1");
+        if (o_.shared_globals) vars.emplace_back("MPC_SHARED_GLOBALS", "1");
         // Arms each node process's hang watchdog: when the time limit ends the
         // job, node processes print what every rank waits for before dying.
         if (o_.timeout > 0 && !getenv("MPC_HANG_TIMEOUT")) {

@@ -51,6 +51,12 @@ const OptionSpec kOptions[] = {
          o.stats = true;
          return std::string();
      }},
+    {{"--shared-globals"},
+     false,
+     [](Options& o, const std::string&) {
+         o.shared_globals = true;
+         return std::string();
+     }},
     {{"-n", "-np", "--np"},
      true,
      [](Options& o, const std::string& v) {
@@ -122,7 +128,8 @@ const OptionSpec kOptions[] = {
 const char* usage() {
     return "usage: mpcrun -n RANKS [-N NODES] [-c CORES]\n"
            "              [--progress=wait|collaborative|thread|thread-poll|thread-block]\n"
-           "              [--net=auto|ofi|verbs] [--stats] [--timeout SECONDS] [-x VAR[=VALUE]]\n"
+           "              [--net=auto|ofi|verbs] [--stats] [--shared-globals]\n"
+           "              [--timeout SECONDS] [-x VAR[=VALUE]]\n"
            "              program [args...]\n"
            "  -n, -np N, -n=N   number of MPI ranks (required, >= 1)\n"
            "  -N K              node processes to spread the ranks over (default 1)\n"
@@ -132,6 +139,8 @@ const char* usage() {
            "                    polling or blocking (MPC_PROGRESS_THREAD=poll|block)\n"
            "  --net=NET         network driver between node processes (default auto)\n"
            "  --stats           print per-rank and per-function statistics at the end\n"
+           "  --shared-globals  load the program once for all ranks of a node process\n"
+           "                    (globals shared, as in plain threads; MPC_SHARED_GLOBALS=1)\n"
            "  --timeout S       end the job after S seconds (exit status 124); the node\n"
            "                    processes first print what each rank waits for\n"
            "  -x VAR[=VALUE]    pass an environment variable to the ranks\n"

@@ -14,6 +14,7 @@ struct Options {
     std::string progress_thread;    // poll|block, from --progress=thread-poll|thread-block
     std::string net;                // --net=auto|ofi|verbs
     bool stats = false;             // --stats
+    bool shared_globals = false;    // --shared-globals: one image for all ranks
     double timeout = 0;             // --timeout S (0: none)
     std::vector<std::string> env;   // -x VAR or -x VAR=VALUE
     std::vector<std::string> program;  // program and its arguments

@@ -197,6 +197,12 @@ def case_progress():
             if f"node={node} mode={mode} thread={thread}" not in r.stdout:
                 fail(f"--progress {spelling}: node {node} did not see mode={mode} "
                      f"thread={thread}", r)
+    show = 'echo "node=$MPC_NODE_ID shared=${MPC_SHARED_GLOBALS:-unset}"'
+    r = run(["-n", "2", "-N", "2", "--shared-globals", "sh", "-c", show, MARKER], expect=0,
+            max_seconds=10)
+    for node in (0, 1):
+        if f"node={node} shared=1" not in r.stdout:
+            fail(f"--shared-globals: node {node} did not see MPC_SHARED_GLOBALS=1", r)
 
 
 def case_hydra():

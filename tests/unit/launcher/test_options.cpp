@@ -45,9 +45,11 @@ TEST_CASE("ranks, node processes and the program", "[launcher][options]") {
 TEST_CASE("every other option", "[launcher][options]") {
     Options o;
     std::string error;
+    CHECK_FALSE(o.shared_globals);
     REQUIRE(parse({"-n", "2", "--progress=thread", "--net", "ofi", "--stats", "--timeout", "2.5",
-                   "-x", "A=1", "-x", "B", "-c", "2", "--", "-prog"},
+                   "-x", "A=1", "-x", "B", "-c", "2", "--shared-globals", "--", "-prog"},
                   &o, &error));
+    CHECK(o.shared_globals);
     CHECK(o.progress == "thread");
     CHECK(o.net == "ofi");
     CHECK(o.stats);
