@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -58,21 +59,29 @@ int caller_local() {
 
 void hook_poll(void*, int, bool) { mpi::poll(caller_local()); }
 
-void hook_block(void*, int vp) {
+// How long an idle VP sleeps at most: wakes are not lost (see ProgressHooks),
+// but a bound costs nothing and caps the damage of any that would be.
+constexpr int kIdleBlockMs = 100;
+
+void hook_block(void*, int vp, const std::atomic<uint32_t>* sleeping) {
     int none = -1;
     if (g_net->mode() != ib::ProgressMode::Thread && g_net_blocker.compare_exchange_strong(none, vp)) {
-        g_net->block(-1);
+        // Announced as the blocker first, then the flag: a waker that cleared
+        // the flag after our look sees us as the blocker and interrupts.
+        if (sleeping->load(std::memory_order_seq_cst)) g_net->block(kIdleBlockMs);
         g_net_blocker.store(-1);
         return;
     }
-    uint32_t seen = g_vp_sleep[static_cast<size_t>(vp)].word.load();
-    runtime::futex_wait(&g_vp_sleep[static_cast<size_t>(vp)].word, seen, 50'000'000);
+    std::atomic<uint32_t>& word = g_vp_sleep[static_cast<size_t>(vp)].word;
+    const uint32_t seen = word.load(std::memory_order_seq_cst);
+    if (!sleeping->load(std::memory_order_seq_cst)) return;  // woken before `seen`
+    runtime::futex_wait(&word, seen, int64_t{kIdleBlockMs} * 1'000'000);
 }
 
 void hook_wake(void*, int vp) {
-    g_vp_sleep[static_cast<size_t>(vp)].word.fetch_add(1);
+    g_vp_sleep[static_cast<size_t>(vp)].word.fetch_add(1, std::memory_order_seq_cst);
     runtime::futex_wake_one(&g_vp_sleep[static_cast<size_t>(vp)].word);
-    if (g_net_blocker.load() == vp) g_net->interrupt();
+    if (g_net_blocker.load(std::memory_order_seq_cst) == vp) g_net->interrupt();
 }
 std::atomic<bool> g_hosting{false};
 runtime::Bootstrap* g_boot = nullptr;
@@ -123,22 +132,53 @@ std::vector<int> block_layout(int ranks, int nodes) {
     return node_of;
 }
 
+// MPC_CORES: hwloc logical core indexes, "0-3,6".
 std::vector<int> parse_cores(const char* text) {
     std::vector<int> cores;
     if (!text) return cores;
-    std::string s(text);
+    const std::string s(text);
     size_t pos = 0;
-    while (pos < s.size()) {
+    while (pos <= s.size()) {
         size_t end = s.find(',', pos);
         if (end == std::string::npos) end = s.size();
-        std::string item = s.substr(pos, end - pos);
+        const std::string item = s.substr(pos, end - pos);
         char* stop = nullptr;
-        long c = strtol(item.c_str(), &stop, 10);
-        if (item.empty() || *stop || c < 0) runtime::fatal("MPC_CORES=%s is not a list of core numbers", text);
-        cores.push_back(static_cast<int>(c));
+        long lo = strtol(item.c_str(), &stop, 10);
+        long hi = lo;
+        if (stop != item.c_str() && *stop == '-') hi = strtol(stop + 1, &stop, 10);
+        if (item.empty() || !isdigit(static_cast<unsigned char>(item[0])) || *stop || lo < 0 ||
+            hi < lo || hi > 65535)
+            runtime::fatal("MPC_CORES=%s is not a list of cores (as 0-3,6)", text);
+        for (long c = lo; c <= hi; ++c) cores.push_back(static_cast<int>(c));
         pos = end + 1;
     }
     return cores;
+}
+
+// Node processes sharing a machine split its cores into blocks, one each, so
+// that their VPs never spin on one core while another idles. Who shares the
+// machine comes from the host names in the bootstrap's store. More node
+// processes than cores: no block (and no binding).
+std::vector<int> core_block(runtime::Bootstrap& boot, int ncores) {
+    std::vector<int> block;
+    int index = 0, count = 1;
+    if (boot.size() > 1) {
+        char host[256] = {};
+        gethostname(host, sizeof(host) - 1);
+        boot.put("mpc-host-" + std::to_string(boot.rank()), host);
+        boot.fence();
+        count = 0;
+        for (int n = 0; n < boot.size(); ++n) {
+            if (boot.get("mpc-host-" + std::to_string(n)) != host) continue;
+            if (n < boot.rank()) ++index;
+            ++count;
+        }
+    }
+    if (count > ncores) return block;
+    const int lo = static_cast<int>(static_cast<long>(ncores) * index / count);
+    const int hi = static_cast<int>(static_cast<long>(ncores) * (index + 1) / count);
+    for (int c = lo; c < hi; ++c) block.push_back(c);
+    return block;
 }
 
 void vp_start(int) {
@@ -168,13 +208,19 @@ int run(MainFn user_main, int argc, char** argv, char** envp) {
     const int nlocal = static_cast<int>(locals.size());
 
     sched::Options opts;
-    const int cores = runtime::Topology::instance().num_cores();
-    opts.num_vps = static_cast<int>(runtime::env::get_int("MPC_VPS", std::min(cores, nlocal), 1, 4096));
+    const int ncores = runtime::Topology::instance().num_cores();
+    opts.bind = runtime::env::get_bool("MPC_BIND", true);
+    opts.cores = parse_cores(runtime::env::get("MPC_CORES"));
+    if (opts.cores.empty()) {
+        opts.cores = core_block(*boot, ncores);
+        if (opts.cores.empty()) opts.bind = false;  // oversubscribed machine
+    }
+    // By default one VP per core of ours, at most one per rank.
+    const int our_cores = opts.cores.empty() ? 1 : static_cast<int>(opts.cores.size());
+    opts.num_vps = static_cast<int>(runtime::env::get_int("MPC_VPS", std::min(our_cores, nlocal), 1, 4096));
     opts.num_vps = std::max(1, std::min(opts.num_vps, nlocal));
     opts.stack_size = runtime::env::get_size("MPC_STACK_SIZE", default_stack_size());
     if (opts.stack_size < 64 * 1024) runtime::fatal("MPC_STACK_SIZE must be at least 64K");
-    opts.bind = runtime::env::get_bool("MPC_BIND", true);
-    opts.cores = parse_cores(runtime::env::get("MPC_CORES"));
     opts.idle_spin_ns = static_cast<int64_t>(runtime::env::get_seconds("MPC_IDLE_SPIN", 200e-6) * 1e9);
     opts.on_vp_start = vp_start;
 
@@ -200,9 +246,7 @@ int run(MainFn user_main, int argc, char** argv, char** envp) {
         const auto& topo = runtime::Topology::instance();
         for (int i = 0; i < nlocal; ++i) {
             int vp = static_cast<int>(static_cast<long>(i) * opts.num_vps / nlocal);
-            size_t v = static_cast<size_t>(vp);
-            int core = v < opts.cores.size() ? opts.cores[v] : vp;
-            nl.local_numa.push_back(topo.numa_of_core(core));
+            nl.local_numa.push_back(topo.numa_of_core(sched::core_of_vp(opts, vp)));
         }
         std::string error;
         net = ib::Network::start(ib::NetworkConfig::from_env(), nl, mpi::network_upcalls(), *boot,

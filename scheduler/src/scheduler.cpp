@@ -153,9 +153,7 @@ bool guard_page_owner(const void* addr, void** owner) {
 Scheduler::Scheduler(const Options& options) : options_(options) {
     if (options_.num_vps < 1) options_.num_vps = 1;
     for (int i = 0; i < options_.num_vps; ++i) {
-        size_t idx = static_cast<size_t>(i);
-        int core = idx < options_.cores.size() ? options_.cores[idx] : i;
-        vps_.push_back(new Vp(this, i, core));
+        vps_.push_back(new Vp(this, i, core_of_vp(options_, i)));
     }
     Scheduler* none = nullptr;
     if (!g_scheduler.compare_exchange_strong(none, this))

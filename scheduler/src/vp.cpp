@@ -116,7 +116,7 @@ void Vp::sleep() {
         return;
     }
     const ProgressHooks& h = sched_->hooks();
-    if (h.block && h.wake) h.block(h.ctx, index_);
+    if (h.block && h.wake) h.block(h.ctx, index_, &sleeping_);
     else runtime::futex_wait(&sleeping_, 1);
     sleeping_.store(0);
 }

@@ -50,8 +50,11 @@ struct ProgressHooks {
     void (*poll)(void* ctx, int vp, bool idle) = nullptr;
     // Optional: an idle VP about to sleep calls block() instead of sleeping on
     // its futex; block() returns when an external event arrived or wake() was
-    // called for that VP. When absent the VP sleeps on a futex.
-    void (*block)(void* ctx, int vp) = nullptr;
+    // called for that VP. When absent the VP sleeps on a futex. `sleeping`
+    // turns 0 before wake() is called: block() must look at it after arming
+    // whatever wake() signals, and not sleep if it is 0 (else a wake() that
+    // came before the arming is lost).
+    void (*block)(void* ctx, int vp, const std::atomic<uint32_t>* sleeping) = nullptr;
     void (*wake)(void* ctx, int vp) = nullptr;
     void* ctx = nullptr;
 };
@@ -60,7 +63,7 @@ struct Options {
     int num_vps = 1;
     size_t stack_size = 8u << 20;     // per task, reserved; committed lazily
     bool bind = true;                 // bind VP threads to cores
-    std::vector<int> cores;           // core of each VP (default: 0, 1, 2, ...)
+    std::vector<int> cores;           // cores of the VPs, VP i on cores[i % size] (default: 0, 1, ...)
     int64_t idle_spin_ns = 200000;    // an idle VP polls this long before it sleeps
     void (*on_vp_start)(int vp) = nullptr;  // runs first on every VP thread
     // A static TLS region private to each task (the program's own TLS block,
@@ -72,6 +75,11 @@ struct Options {
     std::ptrdiff_t task_tls_offset = 0;
     const void* task_tls_init = nullptr;
 };
+
+// The core VP `vp` runs on under these options.
+inline int core_of_vp(const Options& o, int vp) {
+    return o.cores.empty() ? vp : o.cores[static_cast<size_t>(vp) % o.cores.size()];
+}
 
 class Scheduler {
 public:
