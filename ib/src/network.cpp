@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 #include "network_impl.hpp"
@@ -146,6 +147,7 @@ bool NetworkImpl::init(const std::vector<std::string>& addresses, std::string* e
 
     if (config_.mode == ProgressMode::Thread) {
         progress_thread_ = std::thread([this] {
+            runtime::Topology::instance().unbind_thread();  // not the creating VP's core
             if (config_.thread_realtime) {
                 sched_param p{};
                 p.sched_priority = sched_get_priority_min(SCHED_FIFO);
@@ -156,8 +158,10 @@ bool NetworkImpl::init(const std::vector<std::string>& addresses, std::string* e
                 bool did = poll(-1);
                 if (upcalls_.thread_poll) did |= upcalls_.thread_poll(upcalls_.ctx);
                 if (did) continue;
+                // Polling: give the core to anyone else who wants it (a woken
+                // VP sharing it runs at once, not after our time slice).
                 if (config_.thread_blocks) driver_->wait(100);
-                else runtime::cpu_relax();
+                else sched_yield();
             }
         });
     }
@@ -237,6 +241,41 @@ void NetworkImpl::block(int timeout_ms) {
     if (blocker_.exchange(true)) return;
     if (!drain_cqs()) driver_->wait(timeout_ms);
     blocker_.store(false);
+}
+
+__attribute__((no_sanitize("thread"))) std::vector<std::string> NetworkImpl::describe_state() const {
+    std::vector<std::string> lines;
+    char buf[256];
+    snprintf(buf, sizeof(buf),
+             "network (%s): %d receive buffers of %u held by work, %d messages queued, %d posted "
+             "not completed, %zu send buffers free of %u",
+             driver_->name(), pool_out_.load(), pool_size_, queued_.load(), inflight_.load(),
+             send_free_.size(), send_buffers_);
+    lines.emplace_back(buf);
+    for (int n = 0; n < layout_.num_nodes; ++n) {
+        if (n == layout_.node_id) continue;
+        const Peer& p = *peers_[static_cast<size_t>(n)];
+        snprintf(buf, sizeof(buf),
+                 "network: to node %d: %d credits, %d reserved, %zu queued%s%s, %d credits owed to it",
+                 n, p.credits, p.reserve, p.queue.size(), p.queue.empty() ? "" : " (first: ",
+                 p.queue.empty() ? ""
+                 : p.queue.front().write ? "RDMA write)"
+                 : p.queue.front().header.type == MsgType::Credit ? "credit)"
+                 : p.queue.front().header.type == MsgType::Cts ? "ACK)"
+                                                                : "message)",
+                 p.credits_to_return.load());
+        lines.emplace_back(buf);
+    }
+    for (size_t i = 0; i < slots_.size(); ++i) {
+        const RankSlot& s = *slots_[i];
+        if (s.pending.load() == 0 && s.early.empty() && s.fragments.empty()) continue;
+        snprintf(buf, sizeof(buf),
+                 "network: local rank %zu: %d work requests unprocessed, %zu out of order, %zu "
+                 "messages collecting fragments",
+                 i, s.pending.load(), s.early.size(), s.fragments.size());
+        lines.emplace_back(buf);
+    }
+    return lines;
 }
 
 void NetworkImpl::shutdown() {

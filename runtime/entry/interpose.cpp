@@ -26,6 +26,7 @@
 #include "host.hpp"
 #include "ib/network.hpp"
 #include "runtime/log.hpp"
+#include "runtime/topology.hpp"
 #include "scheduler/scheduler.hpp"
 
 namespace {
@@ -97,7 +98,13 @@ __attribute__((visibility("default"))) int pthread_create(pthread_t* thread,
     if (!owner) return real(thread, attr, fn, arg);
     auto* start = new ThreadStart{fn, arg, owner};
     int rc = real(thread, attr, thread_trampoline, start);
-    if (rc != 0) delete start;
+    if (rc != 0) {
+        delete start;
+        return rc;
+    }
+    // The creator runs on a VP bound to one core; the rank's thread gets the
+    // node process's cores, as a thread of an MPI process would.
+    mpc::runtime::Topology::instance().unbind_thread(*thread);
     return rc;
 }
 

@@ -26,6 +26,7 @@
 #include "runtime/env.hpp"
 #include "runtime/log.hpp"
 #include "runtime/sync.hpp"
+#include "runtime/topology.hpp"
 
 namespace mpc::mpi {
 
@@ -296,10 +297,13 @@ std::string report_all(const char* headline, const std::vector<Sample>& samples,
     const auto& locals = world().locals;
     for (size_t i = 0; i < locals.size(); ++i)
         report_rank(locals[i], static_cast<double>(now - samples[i].stalled_since) * 1e-9, out);
+    if (ib::Network* net = network())
+        for (const std::string& line : net->describe_state()) out += line_prefix(nullptr) + line + "\n";
     return out;
 }
 
 void watch(double timeout_s) {
+    runtime::Topology::instance().unbind_thread();  // not the creating VP's core
     const auto& locals = world().locals;
     std::vector<Sample> samples(locals.size());
     const int64_t timeout_ns = static_cast<int64_t>(timeout_s * 1e9);

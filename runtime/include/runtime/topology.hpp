@@ -27,6 +27,12 @@ public:
     // Binds the calling thread to core (modulo the core count). Returns false (and
     // warns once per process) when binding is impossible.
     bool bind_thread_to_core(int core) const;
+    // Gives the calling thread the binding the process started with (all its
+    // allowed cores). For threads that are not VPs: the progress thread, the
+    // hang watch, a rank's own pthreads. Created by a VP, they would inherit
+    // its single core and fight that VP for it.
+    void unbind_thread() const;
+    void unbind_thread(unsigned long pthread) const;  // another thread (a pthread_t)
 
     ~Topology();
     Topology(const Topology&) = delete;
@@ -35,6 +41,7 @@ public:
 private:
     Topology();
     void* topo_ = nullptr;  // hwloc_topology_t, kept opaque so users need no hwloc headers
+    void* initial_cpuset_ = nullptr;  // hwloc_bitmap_t: the loading thread's binding
     int num_numa_ = 1;
     bool this_system_ = true;
     std::vector<int> core_numa_;                // core index -> NUMA node index
