@@ -14,6 +14,7 @@
 #include <dlfcn.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -54,6 +55,7 @@ struct ThreadStart {
     void* (*fn)(void*);
     void* arg;
     void* owner;
+    const cpu_set_t* affinity;  // set first thing in the new thread, if any
 };
 
 // Not instrumented by ThreadSanitizer: under it, this runs before the
@@ -62,6 +64,7 @@ struct ThreadStart {
 __attribute__((no_sanitize("thread"))) void* thread_trampoline(void* p) {
     ThreadStart start = *static_cast<ThreadStart*>(p);
     delete static_cast<ThreadStart*>(p);
+    if (start.affinity) (void)sched_setaffinity(0, sizeof(cpu_set_t), start.affinity);
     mpc::sched::set_thread_owner(start.owner);
     return start.fn(start.arg);
 }
@@ -96,15 +99,17 @@ __attribute__((visibility("default"))) int pthread_create(pthread_t* thread,
     static CreateFn real = next_symbol<CreateFn>("pthread_create");
     void* owner = mpc::sched::current_owner();
     if (!owner) return real(thread, attr, fn, arg);
-    auto* start = new ThreadStart{fn, arg, owner};
-    int rc = real(thread, attr, thread_trampoline, start);
-    if (rc != 0) {
-        delete start;
-        return rc;
-    }
     // The creator runs on a VP bound to one core; the rank's thread gets the
     // node process's cores, as a thread of an MPI process would.
-    mpc::runtime::Topology::instance().unbind_thread(*thread);
+    // (Unless the caller chose the thread's cores itself.)
+    const cpu_set_t* affinity = mpc::runtime::Topology::instance().initial_affinity();
+    cpu_set_t chosen;
+    if (attr && pthread_attr_getaffinity_np(attr, sizeof(chosen), &chosen) == 0 &&
+        CPU_COUNT(&chosen) < CPU_SETSIZE)
+        affinity = nullptr;
+    auto* start = new ThreadStart{fn, arg, owner, affinity};
+    int rc = real(thread, attr, thread_trampoline, start);
+    if (rc != 0) delete start;
     return rc;
 }
 

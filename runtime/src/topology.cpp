@@ -1,7 +1,6 @@
 #include "runtime/topology.hpp"
 
 #include <hwloc.h>
-#include <pthread.h>
 
 #include <algorithm>
 #include <atomic>
@@ -56,12 +55,7 @@ Topology::Topology() {
     topo_ = topo;
     this_system_ = hwloc_topology_is_thissystem(topo) != 0;
     // Loaded before any VP binds (the host asks for the core count first).
-    hwloc_bitmap_t initial = hwloc_bitmap_alloc();
-    if (initial && this_system_ && hwloc_get_cpubind(topo, initial, HWLOC_CPUBIND_THREAD) == 0) {
-        initial_cpuset_ = initial;
-    } else if (initial) {
-        hwloc_bitmap_free(initial);
-    }
+    has_initial_ = sched_getaffinity(0, sizeof(initial_), &initial_) == 0;
 
     num_numa_ = std::max(1, hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE));
     int ncores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
@@ -93,23 +87,12 @@ Topology::Topology() {
 }
 
 Topology::~Topology() {
-    if (initial_cpuset_) hwloc_bitmap_free(static_cast<hwloc_bitmap_t>(initial_cpuset_));
     if (topo_) hwloc_topology_destroy(as_topo(topo_));
 }
 
 void Topology::unbind_thread() const {
-    if (!initial_cpuset_) return;
     // Failure leaves the inherited binding: slower, still correct.
-    (void)hwloc_set_cpubind(as_topo(topo_), static_cast<hwloc_const_bitmap_t>(initial_cpuset_),
-                            HWLOC_CPUBIND_THREAD);
-}
-
-static_assert(sizeof(pthread_t) == sizeof(unsigned long), "a pthread_t travels as unsigned long");
-
-void Topology::unbind_thread(unsigned long pthread) const {
-    if (!initial_cpuset_) return;
-    (void)hwloc_set_thread_cpubind(as_topo(topo_), static_cast<hwloc_thread_t>(pthread),
-                                   static_cast<hwloc_const_bitmap_t>(initial_cpuset_), 0);
+    if (has_initial_) (void)sched_setaffinity(0, sizeof(initial_), &initial_);
 }
 
 bool Topology::bind_thread_to_core(int core) const {

@@ -6,6 +6,8 @@
 // single warning, while the NUMA layout still drives placement and steal order.
 #pragma once
 
+#include <sched.h>
+
 #include <cstddef>
 #include <vector>
 
@@ -32,7 +34,9 @@ public:
     // hang watch, a rank's own pthreads. Created by a VP, they would inherit
     // its single core and fight that VP for it.
     void unbind_thread() const;
-    void unbind_thread(unsigned long pthread) const;  // another thread (a pthread_t)
+    // That binding (null if unknown), for threads that set it themselves first
+    // thing (sched_setaffinity), before any instrumented code may run.
+    const cpu_set_t* initial_affinity() const { return has_initial_ ? &initial_ : nullptr; }
 
     ~Topology();
     Topology(const Topology&) = delete;
@@ -41,7 +45,8 @@ public:
 private:
     Topology();
     void* topo_ = nullptr;  // hwloc_topology_t, kept opaque so users need no hwloc headers
-    void* initial_cpuset_ = nullptr;  // hwloc_bitmap_t: the loading thread's binding
+    cpu_set_t initial_{};      // the loading thread's binding (before any VP binds)
+    bool has_initial_ = false;
     int num_numa_ = 1;
     bool this_system_ = true;
     std::vector<int> core_numa_;                // core index -> NUMA node index
