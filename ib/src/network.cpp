@@ -67,8 +67,22 @@ NetworkImpl::~NetworkImpl() {
         driver_->interrupt();
         progress_thread_.join();
     }
+    // Operations still in flight (a job that ended with messages under way).
+    for (SendOp* op : send_ops_.take_all()) {
+        delete[] op->packed;
+        delete op;
+    }
+    for (RecvOp* op : recv_ops_.take_all()) {
+        delete[] op->bounce;
+        delete op;
+    }
+    for (auto& s : slots_) {
+        for (auto& [key, wr] : s->early) delete wr;
+        for (auto& [key, op] : s->fragments)
+            if (op->has_target) delete op;  // else its Unexpected owns it (drop_unexpected)
+    }
     set_global_rcache(nullptr);
-    rcache_.reset();
+    rcache_.reset();  // (drops the registrations those operations held)
     if (send_mr_.handle) driver_->deregister_memory(send_mr_);
     for (auto& s : slots_) {
         for (WorkRequest* wr = s->head; wr;) {

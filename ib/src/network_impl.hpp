@@ -139,6 +139,7 @@ public:
     void send(int src_world, int dest_world, const MatchBits& bits, const SendSource& source,
               bool synchronous) override;
     void deliver_unexpected(Unexpected* msg, const RecvTarget& target) override;
+    void drop_unexpected(Unexpected* msg) override;
     bool poll(int caller) override;
     void block(int timeout_ms) override;
     void interrupt() override { driver_->interrupt(); }
@@ -147,6 +148,7 @@ public:
     size_t eager_limit() const override { return eager_limit_; }
     size_t rendezvous_threshold() const override { return rndv_threshold_; }
     RankNetStats stats(int local) const override { return slots_[static_cast<size_t>(local)]->stats; }
+    std::vector<std::string> describe_state() const override;
     void shutdown() override;
 
 private:

@@ -65,6 +65,20 @@ public:
         if (!s.op || (s.generation & 0xffu) != compact_id >> 24) return 0;
         return (static_cast<uint64_t>(s.generation) << 32) | index;
     }
+    // Removes every operation and returns them (teardown).
+    std::vector<T*> take_all() {
+        std::lock_guard<runtime::SpinLock> g(lock_);
+        std::vector<T*> ops;
+        for (uint32_t i = 0; i < slots_.size(); ++i) {
+            Slot& s = slots_[i];
+            if (!s.op) continue;
+            ops.push_back(s.op);
+            s.op = nullptr;
+            s.generation++;
+            free_.push_back(i);
+        }
+        return ops;
+    }
     size_t live() {
         std::lock_guard<runtime::SpinLock> g(lock_);
         return slots_.size() - free_.size();

@@ -395,4 +395,15 @@ void NetworkImpl::deliver_unexpected(Unexpected* u, const RecvTarget& target) {
     delete u;
 }
 
+void NetworkImpl::drop_unexpected(Unexpected* u) {
+    RankSlot& s = *slots_[static_cast<size_t>(u->local)];
+    s.processing.lock();
+    if (u->kind == Unexpected::Kind::Fragments && u->frags) {
+        s.fragments.erase(u->frags->frag_key);
+        delete u->frags;
+    }
+    s.processing.unlock();
+    delete u;
+}
+
 }  // namespace mpc::ib

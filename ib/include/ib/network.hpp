@@ -142,6 +142,8 @@ public:
                       const SendSource& source, bool synchronous) = 0;
     // A receive matched msg: move its data (now or as it arrives) into target.
     virtual void deliver_unexpected(Unexpected* msg, const RecvTarget& target) = 0;
+    // No receive will ever match msg (teardown): forget it.
+    virtual void drop_unexpected(Unexpected* msg) = 0;
 
     // The poll function (DESIGN.md 5.3). caller: local index of the calling rank,
     // or -1 (idle VP, progress thread). Returns true when it did any work.
@@ -155,6 +157,10 @@ public:
     virtual size_t eager_limit() const = 0;
     virtual size_t rendezvous_threshold() const = 0;
     virtual RankNetStats stats(int local) const = 0;
+    // One-line summaries of the network's state for a hang report: per
+    // connection credits and queued messages, per rank unprocessed work.
+    // Read without locks (the process is stuck or being killed).
+    virtual std::vector<std::string> describe_state() const = 0;
 
     // Waits until every message this node sent has left (flush), then stops
     // the progress thread; the driver closes when the object is destroyed.
