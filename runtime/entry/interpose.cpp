@@ -19,6 +19,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdlib>
@@ -51,22 +52,29 @@ int hosted_main(int argc, char** argv, char** envp) {
     return mpc::host::run(g_user_main, argc, argv, envp);
 }
 
+// On the creator's stack: the creator waits until the new thread has copied it.
 struct ThreadStart {
     void* (*fn)(void*);
     void* arg;
     void* owner;
     const cpu_set_t* affinity;  // set first thing in the new thread, if any
+    std::atomic<int> taken{0};
 };
 
 // Not instrumented by ThreadSanitizer: under it, this runs before the
 // sanitizer's own start routine has set up the new thread (its pthread_create
-// interceptor calls ours), so instrumented code would crash here.
+// interceptor calls ours), so instrumented code or an intercepted call (free)
+// would crash here.
 __attribute__((no_sanitize("thread"))) void* thread_trampoline(void* p) {
-    ThreadStart start = *static_cast<ThreadStart*>(p);
-    delete static_cast<ThreadStart*>(p);
-    if (start.affinity) (void)sched_setaffinity(0, sizeof(cpu_set_t), start.affinity);
-    mpc::sched::set_thread_owner(start.owner);
-    return start.fn(start.arg);
+    auto* shared = static_cast<ThreadStart*>(p);
+    void* (*fn)(void*) = shared->fn;
+    void* arg = shared->arg;
+    void* owner = shared->owner;
+    const cpu_set_t* affinity = shared->affinity;
+    shared->taken.store(1, std::memory_order_release);  // the creator may return now
+    if (affinity) (void)sched_setaffinity(0, sizeof(cpu_set_t), affinity);
+    mpc::sched::set_thread_owner(owner);
+    return fn(arg);
 }
 
 }  // namespace
@@ -107,9 +115,10 @@ __attribute__((visibility("default"))) int pthread_create(pthread_t* thread,
     if (attr && pthread_attr_getaffinity_np(attr, sizeof(chosen), &chosen) == 0 &&
         CPU_COUNT(&chosen) < CPU_SETSIZE)
         affinity = nullptr;
-    auto* start = new ThreadStart{fn, arg, owner, affinity};
-    int rc = real(thread, attr, thread_trampoline, start);
-    if (rc != 0) delete start;
+    ThreadStart start{fn, arg, owner, affinity};
+    int rc = real(thread, attr, thread_trampoline, &start);
+    if (rc == 0)
+        while (!start.taken.load(std::memory_order_acquire)) sched_yield();
     return rc;
 }
 
