@@ -289,11 +289,11 @@ int run(MainFn user_main, int argc, char** argv, char** envp) {
         scheduler.run();
         mpi::hang_watch_stop();
         g_hosting.store(false);
+        // The progress thread stops while the tasks' waiters still exist: a
+        // late completion it makes must not unpark a freed task.
+        if (g_net) g_net->shutdown();
     }
-    if (g_net) {
-        g_net->shutdown();
-        boot->fence();  // no node process closes its connections while others still send
-    }
+    if (g_net) boot->fence();  // no node process closes its connections while others still send
     report_statistics(g_net);
     unload_images(images);
     mpi::attach_network(nullptr);
