@@ -161,7 +161,6 @@ bool NetworkImpl::init(const std::vector<std::string>& addresses, std::string* e
 
     if (config_.mode == ProgressMode::Thread) {
         progress_thread_ = std::thread([this] {
-            runtime::Topology::instance().unbind_thread();  // not the creating VP's core
             if (config_.thread_realtime) {
                 sched_param p{};
                 p.sched_priority = sched_get_priority_min(SCHED_FIFO);

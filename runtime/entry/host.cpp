@@ -155,28 +155,35 @@ std::vector<int> parse_cores(const char* text) {
     return cores;
 }
 
-// Node processes sharing a machine split its cores into blocks, one each, so
-// that their VPs never spin on one core while another idles. Who shares the
-// machine comes from the host names in the bootstrap's store. More node
-// processes than cores: no block (and no binding).
-std::vector<int> core_block(runtime::Bootstrap& boot, int ncores) {
-    std::vector<int> block;
+// Where this node process stands among those sharing its machine (same host
+// name in the bootstrap's store): its index and their count.
+struct HostShare {
     int index = 0, count = 1;
-    if (boot.size() > 1) {
-        char host[256] = {};
-        gethostname(host, sizeof(host) - 1);
-        boot.put("mpc-host-" + std::to_string(boot.rank()), host);
-        boot.fence();
-        count = 0;
-        for (int n = 0; n < boot.size(); ++n) {
-            if (boot.get("mpc-host-" + std::to_string(n)) != host) continue;
-            if (n < boot.rank()) ++index;
-            ++count;
-        }
+};
+HostShare host_share(runtime::Bootstrap& boot) {
+    HostShare share;
+    if (boot.size() == 1) return share;
+    char host[256] = {};
+    gethostname(host, sizeof(host) - 1);
+    boot.put("mpc-host-" + std::to_string(boot.rank()), host);
+    boot.fence();
+    share.count = 0;
+    for (int n = 0; n < boot.size(); ++n) {
+        if (boot.get("mpc-host-" + std::to_string(n)) != host) continue;
+        if (n < boot.rank()) ++share.index;
+        ++share.count;
     }
-    if (count > ncores) return block;
-    const int lo = static_cast<int>(static_cast<long>(ncores) * index / count);
-    const int hi = static_cast<int>(static_cast<long>(ncores) * (index + 1) / count);
+    return share;
+}
+
+// Node processes sharing a machine split its cores into blocks, one each, so
+// that their VPs never spin on one core while another idles. More node
+// processes than cores: no block (and no binding).
+std::vector<int> core_block(const HostShare& share, int ncores) {
+    std::vector<int> block;
+    if (share.count > ncores) return block;
+    const int lo = static_cast<int>(static_cast<long>(ncores) * share.index / share.count);
+    const int hi = static_cast<int>(static_cast<long>(ncores) * (share.index + 1) / share.count);
     for (int c = lo; c < hi; ++c) block.push_back(c);
     return block;
 }
@@ -209,10 +216,12 @@ int run(MainFn user_main, int argc, char** argv, char** envp) {
 
     sched::Options opts;
     const int ncores = runtime::Topology::instance().num_cores();
+    // A fence: every node process takes part, whatever its MPC_CORES says.
+    const HostShare share = host_share(*boot);
     opts.bind = runtime::env::get_bool("MPC_BIND", true);
     opts.cores = parse_cores(runtime::env::get("MPC_CORES"));
     if (opts.cores.empty()) {
-        opts.cores = core_block(*boot, ncores);
+        opts.cores = core_block(share, ncores);
         if (opts.cores.empty()) opts.bind = false;  // oversubscribed machine
     }
     // By default one VP per core of ours, at most one per rank.

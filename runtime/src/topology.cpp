@@ -90,11 +90,6 @@ Topology::~Topology() {
     if (topo_) hwloc_topology_destroy(as_topo(topo_));
 }
 
-void Topology::unbind_thread() const {
-    // Failure leaves the inherited binding: slower, still correct.
-    if (has_initial_) (void)sched_setaffinity(0, sizeof(initial_), &initial_);
-}
-
 bool Topology::bind_thread_to_core(int core) const {
     static std::atomic<bool> warned{false};
     auto warn_once = [&](const char* why) {

@@ -26,7 +26,6 @@
 #include "runtime/env.hpp"
 #include "runtime/log.hpp"
 #include "runtime/sync.hpp"
-#include "runtime/topology.hpp"
 
 namespace mpc::mpi {
 
@@ -303,7 +302,6 @@ std::string report_all(const char* headline, const std::vector<Sample>& samples,
 }
 
 void watch(double timeout_s) {
-    runtime::Topology::instance().unbind_thread();  // not the creating VP's core
     const auto& locals = world().locals;
     std::vector<Sample> samples(locals.size());
     const int64_t timeout_ns = static_cast<int64_t>(timeout_s * 1e9);

@@ -29,13 +29,10 @@ public:
     // Binds the calling thread to core (modulo the core count). Returns false (and
     // warns once per process) when binding is impossible.
     bool bind_thread_to_core(int core) const;
-    // Gives the calling thread the binding the process started with (all its
-    // allowed cores). For threads that are not VPs: the progress thread, the
-    // hang watch, a rank's own pthreads. Created by a VP, they would inherit
-    // its single core and fight that VP for it.
-    void unbind_thread() const;
-    // That binding (null if unknown), for threads that set it themselves first
-    // thing (sched_setaffinity), before any instrumented code may run.
+    // The binding the process started with (all its allowed cores; null if
+    // unknown). A rank's own pthread, created by a VP bound to one core, takes
+    // it first thing, so as not to fight that VP for its core. (The runtime's
+    // own threads are created before any VP binds.)
     const cpu_set_t* initial_affinity() const { return has_initial_ ? &initial_ : nullptr; }
 
     ~Topology();
