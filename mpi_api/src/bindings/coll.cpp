@@ -49,6 +49,7 @@ int check_typed_blocks(const int* counts, const int* displs, const MPI_Datatype*
 int barrier(MPI_Comm comm, Run run) {
     Comm* c;
     if (int e = open_coll(comm, run, &c)) return raise(c, e);
+    if (run.blocking && coll::shm::eligible(c)) return raise(c, coll::shm::barrier(c));
     return start(c, coll::make_barrier(c), run);
 }
 
@@ -58,6 +59,8 @@ int bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm com
     if (int e = open_coll(comm, run, &c)) return raise(c, e);
     MPC_TRY(c, check_root(c, root));
     MPC_TRY(c, check_data(buffer, count, datatype, &t, "the buffer"));
+    if (run.blocking && coll::shm::eligible(c))
+        return raise(c, coll::shm::bcast(buffer, count, t, root, c));
     return start(c, coll::make_bcast(buffer, count, t, root, c), run);
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "collectives/collectives.hpp"
+#include "collectives/shm.hpp"
 #include "mpi_api/api.hpp"
 #include "mpi_api/op.hpp"
 

@@ -47,6 +47,8 @@ int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
     MPC_TRY(c, check_root(c, root));
     const bool is_root = c->rank == root;
     MPC_TRY(c, check_reduction(sendbuf, is_root, recvbuf, is_root, count, datatype, op, &t, &o));
+    if (run.blocking && coll::shm::eligible(c, o))
+        return raise(c, coll::shm::reduce(sendbuf, recvbuf, count, t, o, root, c));
     return start(c, coll::make_reduce(sendbuf, recvbuf, count, t, o, root, c), run);
 }
 
@@ -59,6 +61,8 @@ int all_ranks_reduction(Builder build, const void* sendbuf, void* recvbuf, int c
     Op* o = nullptr;
     if (int e = open_reduction(comm, run, &c)) return raise(c, e);
     MPC_TRY(c, check_reduction(sendbuf, true, recvbuf, true, count, datatype, op, &t, &o));
+    if (build == coll::make_allreduce && run.blocking && coll::shm::eligible(c, o))
+        return raise(c, coll::shm::allreduce(sendbuf, recvbuf, count, t, o, c));
     return start(c, build(sendbuf, recvbuf, count, t, o, c), run);
 }
 

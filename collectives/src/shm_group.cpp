@@ -1,0 +1,101 @@
+#include "shm_group.hpp"
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+
+#include "mpi_api/progress.hpp"
+
+namespace mpc::coll::shm {
+
+ShmGroup::ShmGroup(std::vector<int> world_ranks)
+    : world_ranks_(std::move(world_ranks)), members_(new MemberSlots[world_ranks_.size()]) {}
+
+void ShmGroup::publish(int me, uint64_t e) {
+    member(me).episode.store(e, std::memory_order_seq_cst);
+    // Pairs with the waiter's count-then-look (seq_cst both sides): either it
+    // sees the episode or we see it parked.
+    if (parked_.load(std::memory_order_seq_cst) == 0) return;
+    parked_lock_.lock();
+    for (sched::Waiter* w : parked_list_) w->unpark();
+    parked_lock_.unlock();
+}
+
+template <class Done>
+void ShmGroup::wait(Done&& done) {
+    if (done()) return;
+    mpi::block_until(
+        done,
+        [this](sched::Waiter* w) {
+            parked_lock_.lock();
+            parked_list_.push_back(w);
+            parked_.fetch_add(1, std::memory_order_seq_cst);
+            parked_lock_.unlock();
+        },
+        [this](sched::Waiter* w) {
+            parked_lock_.lock();
+            auto it = std::find(parked_list_.begin(), parked_list_.end(), w);
+            if (it != parked_list_.end()) {
+                parked_list_.erase(it);
+                parked_.fetch_sub(1, std::memory_order_relaxed);
+            }
+            parked_lock_.unlock();
+        });
+}
+
+void ShmGroup::wait_one(int k, uint64_t e) {
+    wait([&] { return at_least(k, e); });
+}
+
+void ShmGroup::wait_all(uint64_t e) {
+    // Members found ready stay ready: resume the scan where it stopped.
+    int next = 0;
+    const int n = size();
+    wait([&] {
+        while (next < n && at_least(next, e)) ++next;
+        return next == n;
+    });
+}
+
+namespace {
+
+// Groups by collective context: a context id is reused only once every member
+// of the old communicator freed it, so a live group with the same context and
+// the same members is this communicator's.
+struct Registry {
+    std::mutex mutex;
+    std::map<uint32_t, std::vector<std::weak_ptr<ShmGroup>>> by_context;
+};
+Registry& registry() {
+    static Registry* r = new Registry();  // lives as long as the process
+    return *r;
+}
+
+}  // namespace
+
+ShmGroup& group_of(mpi::Comm* c) {
+    if (c->shm_group) return *static_cast<ShmGroup*>(c->shm_group.get());
+    std::vector<int> ranks(static_cast<size_t>(c->size));
+    for (int r = 0; r < c->size; ++r) ranks[static_cast<size_t>(r)] = c->group->world_rank(r);
+    Registry& reg = registry();
+    std::lock_guard<std::mutex> guard(reg.mutex);
+    auto& list = reg.by_context[c->context];
+    std::shared_ptr<ShmGroup> found;
+    for (auto it = list.begin(); it != list.end();) {
+        std::shared_ptr<ShmGroup> g = it->lock();
+        if (!g) {
+            it = list.erase(it);
+            continue;
+        }
+        if (g->world_ranks() == ranks) found = g;
+        ++it;
+    }
+    if (!found) {
+        found = std::make_shared<ShmGroup>(std::move(ranks));
+        list.push_back(found);
+    }
+    c->shm_group = found;
+    return *found;
+}
+
+}  // namespace mpc::coll::shm

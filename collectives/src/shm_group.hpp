@@ -1,0 +1,72 @@
+// The state the members of a node-local communicator share for the
+// shared-address-space collectives (shm.hpp), and how members wait for each
+// other.
+//
+// Episodes. Every member counts the synchronisations of the communicator's
+// shared-memory collectives (Comm::shm_episode); all members count the same
+// way because they call the same collectives in the same order. A member
+// stores episode e in its progress line once it has published what episode e
+// needs from it (or, for a member that only reads, once it has read it).
+// Hence "member k is at episode >= e" implies k is done with everything of the
+// episodes before e. Published buffers and pointers alternate by episode
+// parity: before a member overwrites its parity-p slots at episode e, it waits
+// until every member is at e - 1, so the readers of the slots it wrote at e - 2
+// are done with them.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "mpi_api/comm.hpp"
+#include "runtime/sync.hpp"
+#include "scheduler/scheduler.hpp"
+
+namespace mpc::coll::shm {
+
+// Reductions and broadcasts up to this size travel through the inline slots.
+inline constexpr size_t kInlineBytes = 1024;
+
+struct alignas(64) MemberSlots {
+    // The progress line: written by the member, read by all.
+    std::atomic<uint64_t> episode{0};
+    const void* src[2] = {nullptr, nullptr};  // published input, by parity
+    void* dst[2] = {nullptr, nullptr};        // published output, by parity
+    alignas(64) unsigned char data[2][kInlineBytes];
+};
+
+class ShmGroup {
+  public:
+    explicit ShmGroup(std::vector<int> world_ranks);
+
+    const std::vector<int>& world_ranks() const { return world_ranks_; }
+    int size() const { return static_cast<int>(world_ranks_.size()); }
+    MemberSlots& member(int r) { return members_[static_cast<size_t>(r)]; }
+
+    // Member me reached episode e (its slots for e are written).
+    void publish(int me, uint64_t e);
+    // Waits until member k (every member) is at episode >= e.
+    void wait_one(int k, uint64_t e);
+    void wait_all(uint64_t e);
+
+  private:
+    bool at_least(int k, uint64_t e) {
+        return member(k).episode.load(std::memory_order_acquire) >= e;
+    }
+    template <class Done>
+    void wait(Done&& done);
+
+    std::vector<int> world_ranks_;
+    std::unique_ptr<MemberSlots[]> members_;
+    // Members parked waiting (after their spin): a publisher wakes them all.
+    alignas(64) std::atomic<int> parked_{0};
+    runtime::SpinLock parked_lock_;
+    std::vector<sched::Waiter*> parked_list_;
+};
+
+// The group of c's members (created by the first member that asks).
+ShmGroup& group_of(mpi::Comm* c);
+
+}  // namespace mpc::coll::shm
