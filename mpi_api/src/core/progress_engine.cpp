@@ -2,11 +2,11 @@
 
 #include <algorithm>
 
+#include "intranode.hpp"
 #include "mpi_api/hang_watch.hpp"
 #include "mpi_api/net.hpp"
 #include "mpi_api/rank.hpp"
 #include "mpi_api/request.hpp"
-#include "intranode.hpp"
 
 namespace mpc::mpi {
 namespace {
@@ -15,7 +15,9 @@ std::atomic<PollMode> g_mode{PollMode::Collaborative};
 
 }  // namespace
 
-void set_poll_mode(PollMode mode) { g_mode.store(mode); }
+void set_poll_mode(PollMode mode) {
+    g_mode.store(mode);
+}
 
 void progress_add(RankState* owner, Progressable* p) {
     owner->progress_lock.lock();
@@ -74,6 +76,7 @@ bool poll(int caller) {
     if (mode == PollMode::Collaborative || (caller < 0 && mode == PollMode::Thread)) {
         for (size_t i = 0; i < locals.size(); ++i) {
             if (static_cast<int>(i) == caller) continue;
+            if (locals[i]->self_polling.load(std::memory_order_relaxed) > 0) continue;
             did |= intranode::drain(locals[i], false);
             did |= progress_rank(locals[i]);
         }
@@ -81,10 +84,13 @@ bool poll(int caller) {
     return did;
 }
 
-bool poll_current() {
-    RankState* me = current_rank();
+bool poll_rank(RankState* me) {
     if (hang_watch_on() && me) me->polls.fetch_add(1, std::memory_order_relaxed);
     return poll(me ? me->local_index : -1);
+}
+
+bool poll_current() {
+    return poll_rank(current_rank());
 }
 
 }  // namespace mpc::mpi
