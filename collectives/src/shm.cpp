@@ -1,14 +1,24 @@
-// Shared-address-space collectives (shm.hpp); the protocol of episodes and
-// slots is in shm_group.hpp.
+// Blocking collectives through the shared address space (shm.hpp): flat when
+// the whole communicator lives in this node process, hierarchical otherwise.
+//
+// Hierarchical: the members of each node process form a group whose leader is
+// its lowest rank. The data meets in the leaders (an intra-node phase through
+// shared memory), the leaders run the collective among themselves with the
+// usual schedules (one rank per node process: every message is one that has
+// to cross the network anyway), and the result spreads from the leaders (a
+// second intra-node phase). The leaders' schedules take the tag the
+// communicator's next schedule would have taken, and every member skips it, so
+// the collective tags of all members stay in step.
 #include "collectives/shm.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <memory>
+#include <vector>
 
+#include "collectives/collectives.hpp"
 #include "mpi_api/rank.hpp"
 #include "runtime/env.hpp"
-#include "shm_group.hpp"
+#include "shm_local.hpp"
 
 namespace mpc::coll::shm {
 namespace {
@@ -18,78 +28,106 @@ bool enabled() {
     return on;
 }
 
-// A contiguous view of (buf, count, type): the buffer itself when the type is
-// contiguous, otherwise packed scratch (filled from buf when `load`), which
-// unload() unpacks back into buf.
-class Contiguous {
-  public:
-    Contiguous(const void* buf, int count, const Datatype* type, bool load)
-        : buf_(const_cast<void*>(buf)), count_(static_cast<size_t>(count)), type_(type) {
-        bytes_ = count_ * type->size;
-        if (type->contiguous) {
-            data_ = static_cast<unsigned char*>(buf_) + type->true_lb;
-            return;
+// A rank's view of a communicator for these collectives (Comm::shm).
+struct View {
+    std::shared_ptr<ShmGroup> group;  // the members in this node process, in rank order
+    int local_rank = 0;               // mine in group (0: this node's leader)
+    bool flat = true;                 // every member is in this node process
+    bool useful = true;               // false: one member per node process (no intra-node phase)
+    // Hierarchical only, by communicator rank: its node's leader's index among
+    // the leaders, and its index in my node's group (-1 elsewhere).
+    std::vector<int> leader_index;
+    std::vector<int> local_index;
+    std::unique_ptr<Comm> leaders;  // my node's leader only: the leaders' communicator
+};
+
+View& view_of(Comm* c) {
+    if (c->shm) return *static_cast<View*>(c->shm.get());
+    auto v = std::make_shared<View>();
+    const auto& w = mpi::world();
+    const int n = c->size;
+    const int my_node = w.node_id;
+    std::vector<int> mine;  // world ranks of my node's members
+    std::vector<int> leader_of_node(static_cast<size_t>(w.num_nodes), -1);  // comm rank
+    std::vector<int> leaders;                                               // comm ranks
+    std::vector<int> members_of_node(static_cast<size_t>(w.num_nodes), 0);
+    v->local_index.assign(static_cast<size_t>(n), -1);
+    for (int r = 0; r < n; ++r) {
+        const int wr = c->group->world_rank(r);
+        const int node = w.node_of[static_cast<size_t>(wr)];
+        if (leader_of_node[static_cast<size_t>(node)] < 0) {
+            leader_of_node[static_cast<size_t>(node)] = r;
+            leaders.push_back(r);
         }
-        scratch_.reset(new unsigned char[bytes_]);
-        data_ = scratch_.get();
-        if (load) mpi::pack(buf_, count_, *type_, 0, data_, bytes_);
+        members_of_node[static_cast<size_t>(node)]++;
+        if (node == my_node) {
+            if (r == c->rank) v->local_rank = static_cast<int>(mine.size());
+            v->local_index[static_cast<size_t>(r)] = static_cast<int>(mine.size());
+            mine.push_back(wr);
+        }
     }
-    unsigned char* data() const { return data_; }
-    void unload() const {
-        if (scratch_) mpi::unpack(buf_, count_, *type_, 0, data_, bytes_);
+    v->flat = leaders.size() == 1;
+    v->useful = *std::max_element(members_of_node.begin(), members_of_node.end()) > 1;
+    v->leader_index.resize(static_cast<size_t>(n));
+    for (int r = 0; r < n; ++r) {
+        const int node = w.node_of[static_cast<size_t>(c->group->world_rank(r))];
+        const int leader = leader_of_node[static_cast<size_t>(node)];
+        v->leader_index[static_cast<size_t>(r)] =
+            static_cast<int>(std::find(leaders.begin(), leaders.end(), leader) - leaders.begin());
     }
+    v->group = group_for(c->context, std::move(mine));
+    if (!v->flat && v->local_rank == 0) {
+        // The leaders' communicator: the same contexts, so its traffic is this
+        // communicator's collective traffic (under tags nobody else uses).
+        auto l = std::make_unique<Comm>();
+        std::vector<int> world_ranks;
+        for (int r : leaders) world_ranks.push_back(c->group->world_rank(r));
+        l->owner = c->owner;
+        l->context = c->context;
+        l->group = mpi::group_from_world_ranks(std::move(world_ranks));
+        l->rank = v->leader_index[static_cast<size_t>(c->rank)];
+        l->size = static_cast<int>(leaders.size());
+        l->errhandler = MPI_ERRORS_RETURN;
+        v->leaders = std::move(l);
+    }
+    c->shm = v;
+    return *v;
+}
 
-  private:
-    void* buf_;
-    size_t count_;
-    const Datatype* type_;
-    size_t bytes_ = 0;
-    unsigned char* data_ = nullptr;
-    std::unique_ptr<unsigned char[]> scratch_;
+Local local_of(Comm* c, View& v) {
+    return Local{*v.group, v.local_rank, &c->shm_episode};
+}
+
+// Runs the leaders' schedule built by `build` (leaders only) under the tag the
+// communicator's next schedule would take; every member skips that tag.
+template <class Build>
+int among_leaders(Comm* c, View& v, Build&& build) {
+    int err = MPI_SUCCESS;
+    if (v.leaders) {
+        v.leaders->coll_sequence = c->coll_sequence;
+        err = run_blocking(build(v.leaders.get()));
+    }
+    c->coll_sequence += 1;
+    return err;
+}
+
+// Scratch laid out as count elements of type (for a leader whose own buffer
+// does not take part).
+struct TypedScratch {
+    TypedScratch(int count, const Datatype* type) {
+        const MPI_Aint span = count > 0 ? type->true_extent + (count - 1) * type->extent : 0;
+        memory.reset(new unsigned char[static_cast<size_t>(std::max<MPI_Aint>(span, 1))]);
+        base = memory.get() - type->true_lb;
+    }
+    std::unique_ptr<unsigned char[]> memory;
+    unsigned char* base;
 };
-
-// The unit predefined operations combine (the type's basic type) and how many
-// of them count elements of type hold.
-struct Units {
-    const Datatype* basic;
-    size_t unit;   // bytes of one
-    size_t count;  // in the message
-};
-Units units_of(int count, const Datatype* type) {
-    const Datatype* basic = mpi::datatype_lookup(type->basic);
-    return {basic, basic->size, static_cast<size_t>(count) * type->basic_count};
-}
-
-// Member r's share [lo, hi) of n units over `members`, in cache-line multiples
-// where the unit allows it (no two members write the same line).
-void slice_of(int r, int members, const Units& u, size_t* lo, size_t* hi) {
-    const size_t align = 64 % u.unit == 0 ? 64 / u.unit : 1;
-    size_t chunk = (u.count + static_cast<size_t>(members) - 1) / static_cast<size_t>(members);
-    chunk = (chunk + align - 1) / align * align;
-    *lo = std::min(u.count, chunk * static_cast<size_t>(r));
-    *hi = std::min(u.count, *lo + chunk);
-}
-
-// acc = data_0 op data_1 op ... op data_{n-1}, folded from the right so that
-// every member computes the same expression.
-void fold(const Op* op, const Units& u, ShmGroup& g, int parity, unsigned char* acc) {
-    const int n = g.size();
-    memcpy(acc, g.member(n - 1).data[parity], u.count * u.unit);
-    for (int k = n - 2; k >= 0; --k)
-        mpi::op_apply(*op, g.member(k).data[parity], acc, u.count, *u.basic);
-}
 
 }  // namespace
 
 bool eligible(Comm* c) {
     if (c->is_inter() || c->size < 2 || !enabled()) return false;
-    if (c->all_local < 0) {
-        bool local = true;
-        for (int r = 0; r < c->size && local; ++r)
-            local = mpi::world().local(c->group->world_rank(r)) != nullptr;
-        c->all_local = local ? 1 : 0;
-    }
-    return c->all_local == 1;
+    return view_of(c).useful;
 }
 
 bool eligible(Comm* c, const Op* op) {
@@ -97,164 +135,90 @@ bool eligible(Comm* c, const Op* op) {
 }
 
 int barrier(Comm* c) {
-    ShmGroup& g = group_of(c);
-    const uint64_t e = ++c->shm_episode;
-    g.publish(c->rank, e);
-    g.wait_all(e);
-    return MPI_SUCCESS;
+    View& v = view_of(c);
+    const Local l = local_of(c, v);
+    if (v.flat) {
+        local_barrier(l);
+        return MPI_SUCCESS;
+    }
+    local_arrive(l);
+    const int err = among_leaders(c, v, [](Comm* leaders) { return make_barrier(leaders); });
+    local_depart(l);
+    return err;
 }
 
 int bcast(void* buf, int count, Datatype* type, int root, Comm* c) {
-    const size_t bytes = static_cast<size_t>(count) * type->size;
-    if (bytes == 0) return MPI_SUCCESS;
-    ShmGroup& g = group_of(c);
-    const int me = c->rank;
-    const uint64_t e = ++c->shm_episode;
-    const int p = static_cast<int>(e & 1);
-    MemberSlots& mine = g.member(me);
-    MemberSlots& from = g.member(root);
-    if (bytes <= kInlineBytes) {
-        if (me == root) {
-            g.wait_all(e - 1);
-            mpi::pack(buf, static_cast<size_t>(count), *type, 0, mine.data[p], bytes);
-        } else {
-            g.wait_one(root, e);
-            mpi::unpack(buf, static_cast<size_t>(count), *type, 0, from.data[p], bytes);
-        }
-        g.publish(me, e);
+    View& v = view_of(c);
+    const Local l = local_of(c, v);
+    if (v.flat) {
+        local_bcast(l, buf, count, type, root);
         return MPI_SUCCESS;
     }
-    if (me == root) {
-        // Every member copies straight from the root's buffer; the root waits
-        // until they all did.
-        Contiguous src(buf, count, type, true);
-        g.wait_all(e - 1);
-        mine.src[p] = src.data();
-        g.publish(me, e);
-        g.wait_all(e);
-    } else {
-        g.wait_one(root, e);
-        mpi::unpack(buf, static_cast<size_t>(count), *type, 0, from.src[p], bytes);
-        g.publish(me, e);
-    }
-    return MPI_SUCCESS;
+    const int root_local = v.local_index[static_cast<size_t>(root)];
+    // The root's node spreads the data first (its leader needs it), the
+    // others once their leader has it.
+    if (root_local >= 0) local_bcast(l, buf, count, type, root_local);
+    const int err = among_leaders(c, v, [&](Comm* leaders) {
+        return make_bcast(buf, count, type, v.leader_index[static_cast<size_t>(root)], leaders);
+    });
+    if (root_local < 0) local_bcast(l, buf, count, type, 0);
+    return err;
 }
 
 int reduce(const void* sendbuf, void* recvbuf, int count, Datatype* type, const Op* op, int root,
            Comm* c) {
-    const size_t bytes = static_cast<size_t>(count) * type->size;
-    if (bytes == 0) return MPI_SUCCESS;
-    ShmGroup& g = group_of(c);
-    const int me = c->rank, n = c->size;
-    const void* in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-    const Units u = units_of(count, type);
-    const uint64_t e = c->shm_episode + 1;
-    const int p = static_cast<int>(e & 1);
-    MemberSlots& mine = g.member(me);
-    if (bytes <= kInlineBytes) {
-        c->shm_episode = e;
-        g.wait_all(e - 1);
-        mpi::pack(in, static_cast<size_t>(count), *type, 0, mine.data[p], bytes);
-        g.publish(me, e);
-        if (me != root) return MPI_SUCCESS;
-        g.wait_all(e);
-        alignas(64) unsigned char acc[kInlineBytes];
-        fold(op, u, g, p, acc);
-        mpi::unpack(recvbuf, static_cast<size_t>(count), *type, 0, acc, bytes);
+    View& v = view_of(c);
+    const Local l = local_of(c, v);
+    if (v.flat) {
+        local_reduce(l, sendbuf, recvbuf, count, type, op,
+                     v.local_index[static_cast<size_t>(root)]);
         return MPI_SUCCESS;
     }
-    // Each member reduces its slice of everyone's input straight into the
-    // root's output; nobody leaves before all slices are done (they read its
-    // input).
-    c->shm_episode = e + 1;
-    Contiguous input(in, count, type, true);
-    std::unique_ptr<Contiguous> output;
-    if (me == root) output = std::make_unique<Contiguous>(recvbuf, count, type, false);
-    g.wait_all(e - 1);
-    mine.src[p] = input.data();
-    mine.dst[p] = output ? output->data() : nullptr;
-    g.publish(me, e);
-    g.wait_all(e);
-    size_t lo, hi;
-    slice_of(me, n, u, &lo, &hi);
-    if (hi > lo) {
-        const MemberSlots& r = g.member(root);
-        unsigned char* out = static_cast<unsigned char*>(r.dst[p]) + lo * u.unit;
-        const unsigned char* root_in = static_cast<const unsigned char*>(r.src[p]) + lo * u.unit;
-        if (out != root_in) memcpy(out, root_in, (hi - lo) * u.unit);
-        for (int k = 0; k < n; ++k) {
-            if (k == root) continue;
-            const auto* src = static_cast<const unsigned char*>(g.member(k).src[p]) + lo * u.unit;
-            mpi::op_apply(*op, src, out, hi - lo, *u.basic);
-        }
+    // Node partial results in the leaders (in the root's receive buffer when
+    // the root leads), reduced among the leaders to the root's node's leader,
+    // which hands the result to the root.
+    const int root_local = v.local_index[static_cast<size_t>(root)];
+    const bool leader = v.local_rank == 0;
+    std::unique_ptr<TypedScratch> scratch;
+    void* partial = recvbuf;
+    if (leader && root_local != 0) {
+        scratch = std::make_unique<TypedScratch>(count, type);
+        partial = scratch->base;
     }
-    g.publish(me, e + 1);
-    g.wait_all(e + 1);
-    if (output) output->unload();
-    return MPI_SUCCESS;
+    local_reduce(l, sendbuf, partial, count, type, op, 0);
+    const int err = among_leaders(c, v, [&](Comm* leaders) {
+        const bool leaders_root = leaders->rank == v.leader_index[static_cast<size_t>(root)];
+        return make_reduce(leaders_root ? MPI_IN_PLACE : partial, partial, count, type, op,
+                           v.leader_index[static_cast<size_t>(root)], leaders);
+    });
+    if (root_local > 0) {
+        // The result is in my leader's scratch, laid out as the type: hand it
+        // over packed.
+        std::unique_ptr<unsigned char[]> packed;
+        const size_t bytes = static_cast<size_t>(count) * type->size;
+        if (leader) {
+            packed.reset(new unsigned char[std::max<size_t>(bytes, 1)]);
+            mpi::pack(partial, static_cast<size_t>(count), *type, 0, packed.get(), bytes);
+        }
+        local_handoff(l, 0, packed.get(), root_local, recvbuf, count, type);
+    }
+    return err;
 }
 
 int allreduce(const void* sendbuf, void* recvbuf, int count, Datatype* type, const Op* op,
               Comm* c) {
-    const size_t bytes = static_cast<size_t>(count) * type->size;
-    if (bytes == 0) return MPI_SUCCESS;
-    ShmGroup& g = group_of(c);
-    const int me = c->rank, n = c->size;
-    const void* in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-    const Units u = units_of(count, type);
-    const uint64_t e = c->shm_episode + 1;
-    const int p = static_cast<int>(e & 1);
-    MemberSlots& mine = g.member(me);
-    if (bytes <= kInlineBytes) {
-        // One synchronisation: everyone publishes a copy, everyone folds all.
-        c->shm_episode = e;
-        g.wait_all(e - 1);
-        mpi::pack(in, static_cast<size_t>(count), *type, 0, mine.data[p], bytes);
-        g.publish(me, e);
-        g.wait_all(e);
-        alignas(64) unsigned char acc[kInlineBytes];
-        fold(op, u, g, p, acc);
-        mpi::unpack(recvbuf, static_cast<size_t>(count), *type, 0, acc, bytes);
+    View& v = view_of(c);
+    const Local l = local_of(c, v);
+    if (v.flat) {
+        local_allreduce(l, sendbuf, recvbuf, count, type, op);
         return MPI_SUCCESS;
     }
-    // Slices: each member reduces its slice into its own output (only it reads
-    // that slice of anyone's input, so in place is safe), then copies the
-    // others' slices from their outputs.
-    c->shm_episode = e + 2;
-    Contiguous input(in, count, type, true);
-    Contiguous output(recvbuf, count, type, false);
-    g.wait_all(e - 1);
-    mine.src[p] = input.data();
-    mine.dst[p] = output.data();
-    g.publish(me, e);
-    g.wait_all(e);
-    size_t lo, hi;
-    slice_of(me, n, u, &lo, &hi);
-    if (hi > lo) {
-        unsigned char* out = output.data() + lo * u.unit;
-        if (out != input.data() + lo * u.unit)
-            memcpy(out, input.data() + lo * u.unit, (hi - lo) * u.unit);
-        for (int k = 0; k < n; ++k) {
-            if (k == me) continue;
-            const auto* src = static_cast<const unsigned char*>(g.member(k).src[p]) + lo * u.unit;
-            mpi::op_apply(*op, src, out, hi - lo, *u.basic);
-        }
-    }
-    g.publish(me, e + 1);
-    g.wait_all(e + 1);
-    for (int k = 0; k < n; ++k) {
-        if (k == me) continue;
-        size_t klo, khi;
-        slice_of(k, n, u, &klo, &khi);
-        if (khi > klo)
-            memcpy(output.data() + klo * u.unit,
-                   static_cast<const unsigned char*>(g.member(k).dst[p]) + klo * u.unit,
-                   (khi - klo) * u.unit);
-    }
-    g.publish(me, e + 2);
-    g.wait_all(e + 2);
-    output.unload();
-    return MPI_SUCCESS;
+    local_reduce(l, sendbuf, recvbuf, count, type, op, 0);
+    const int err = among_leaders(c, v, [&](Comm* leaders) {
+        return make_allreduce(MPI_IN_PLACE, recvbuf, count, type, op, leaders);
+    });
+    local_bcast(l, recvbuf, count, type, 0);
+    return err;
 }
 
 }  // namespace mpc::coll::shm

@@ -73,13 +73,10 @@ Registry& registry() {
 
 }  // namespace
 
-ShmGroup& group_of(mpi::Comm* c) {
-    if (c->shm_group) return *static_cast<ShmGroup*>(c->shm_group.get());
-    std::vector<int> ranks(static_cast<size_t>(c->size));
-    for (int r = 0; r < c->size; ++r) ranks[static_cast<size_t>(r)] = c->group->world_rank(r);
+std::shared_ptr<ShmGroup> group_for(uint32_t context, std::vector<int> world_ranks) {
     Registry& reg = registry();
     std::lock_guard<std::mutex> guard(reg.mutex);
-    auto& list = reg.by_context[c->context];
+    auto& list = reg.by_context[context];
     std::shared_ptr<ShmGroup> found;
     for (auto it = list.begin(); it != list.end();) {
         std::shared_ptr<ShmGroup> g = it->lock();
@@ -87,15 +84,14 @@ ShmGroup& group_of(mpi::Comm* c) {
             it = list.erase(it);
             continue;
         }
-        if (g->world_ranks() == ranks) found = g;
+        if (g->world_ranks() == world_ranks) found = g;
         ++it;
     }
     if (!found) {
-        found = std::make_shared<ShmGroup>(std::move(ranks));
+        found = std::make_shared<ShmGroup>(std::move(world_ranks));
         list.push_back(found);
     }
-    c->shm_group = found;
-    return *found;
+    return found;
 }
 
 }  // namespace mpc::coll::shm

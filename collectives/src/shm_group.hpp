@@ -20,7 +20,6 @@
 #include <memory>
 #include <vector>
 
-#include "mpi_api/comm.hpp"
 #include "runtime/sync.hpp"
 #include "scheduler/scheduler.hpp"
 
@@ -66,7 +65,8 @@ class ShmGroup {
     std::vector<sched::Waiter*> parked_list_;
 };
 
-// The group of c's members (created by the first member that asks).
-ShmGroup& group_of(mpi::Comm* c);
+// The group of these members (world ranks, in communicator rank order) of the
+// communicator with this context: created by the first member that asks.
+std::shared_ptr<ShmGroup> group_for(uint32_t context, std::vector<int> world_ranks);
 
 }  // namespace mpc::coll::shm

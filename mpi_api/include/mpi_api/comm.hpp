@@ -38,11 +38,10 @@ struct Comm {
     // Intercommunicators: the local group as an intracommunicator, for the
     // internal collectives of communicator construction (no handle).
     std::unique_ptr<Comm> local_comm;
-    // Shared-address-space collectives (collectives/shm.hpp): whether every
-    // member lives in this node process (-1: not known yet), the members'
-    // shared state (opaque here) and this rank's count of its episodes.
-    int8_t all_local = -1;
-    std::shared_ptr<void> shm_group;
+    // Shared-address-space collectives (collectives/shm.hpp): this rank's
+    // view of the communicator for them (opaque here, made on first use) and
+    // its count of their episodes.
+    std::shared_ptr<void> shm;
     uint64_t shm_episode = 0;
 
     bool is_inter() const { return remote_group != nullptr; }

@@ -1,0 +1,281 @@
+// The shared-address-space collectives among a group's members; the protocol
+// of episodes and slots is in shm_group.hpp.
+#include "shm_local.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+
+namespace mpc::coll::shm {
+namespace {
+
+// A contiguous view of (buf, count, type): the buffer itself when the type is
+// contiguous, otherwise packed scratch (filled from buf when `load`), which
+// unload() unpacks back into buf.
+class Contiguous {
+  public:
+    Contiguous(const void* buf, int count, const mpi::Datatype* type, bool load)
+        : buf_(const_cast<void*>(buf)), count_(static_cast<size_t>(count)), type_(type) {
+        bytes_ = count_ * type->size;
+        if (type->contiguous) {
+            data_ = static_cast<unsigned char*>(buf_) + type->true_lb;
+            return;
+        }
+        scratch_.reset(new unsigned char[bytes_]);
+        data_ = scratch_.get();
+        if (load) mpi::pack(buf_, count_, *type_, 0, data_, bytes_);
+    }
+    unsigned char* data() const { return data_; }
+    void unload() const {
+        if (scratch_) mpi::unpack(buf_, count_, *type_, 0, data_, bytes_);
+    }
+
+  private:
+    void* buf_;
+    size_t count_;
+    const mpi::Datatype* type_;
+    size_t bytes_ = 0;
+    unsigned char* data_ = nullptr;
+    std::unique_ptr<unsigned char[]> scratch_;
+};
+
+// The unit predefined operations combine (the type's basic type) and how many
+// of them count elements of type hold.
+struct Units {
+    const mpi::Datatype* basic;
+    size_t unit;   // bytes of one
+    size_t count;  // in the message
+};
+Units units_of(int count, const mpi::Datatype* type) {
+    const mpi::Datatype* basic = mpi::datatype_lookup(type->basic);
+    return {basic, basic->size, static_cast<size_t>(count) * type->basic_count};
+}
+
+// Member r's share [lo, hi) of n units over `members`, in cache-line multiples
+// where the unit allows it (no two members write the same line).
+void slice_of(int r, int members, const Units& u, size_t* lo, size_t* hi) {
+    const size_t align = 64 % u.unit == 0 ? 64 / u.unit : 1;
+    size_t chunk = (u.count + static_cast<size_t>(members) - 1) / static_cast<size_t>(members);
+    chunk = (chunk + align - 1) / align * align;
+    *lo = std::min(u.count, chunk * static_cast<size_t>(r));
+    *hi = std::min(u.count, *lo + chunk);
+}
+
+// acc = data_0 op data_1 op ... op data_{n-1}, folded from the right so that
+// every member computes the same expression.
+void fold(const mpi::Op* op, const Units& u, ShmGroup& g, int parity, unsigned char* acc) {
+    const int n = g.size();
+    memcpy(acc, g.member(n - 1).data[parity], u.count * u.unit);
+    for (int k = n - 2; k >= 0; --k)
+        mpi::op_apply(*op, g.member(k).data[parity], acc, u.count, *u.basic);
+}
+
+// A single member: no one to wait for.
+void copy_alone(const void* sendbuf, void* recvbuf, int count, const mpi::Datatype* type) {
+    if (sendbuf == MPI_IN_PLACE || sendbuf == recvbuf) return;
+    mpi::typed_copy(sendbuf, static_cast<size_t>(count), *type, recvbuf, static_cast<size_t>(count),
+                    *type, static_cast<size_t>(count) * type->size);
+}
+
+}  // namespace
+
+void local_barrier(const Local& l) {
+    if (l.size() == 1) return;
+    const uint64_t e = ++*l.episode;
+    l.group.publish(l.me, e);
+    l.group.wait_all(e);
+}
+
+void local_arrive(const Local& l) {
+    if (l.size() == 1) return;
+    const uint64_t e = ++*l.episode;
+    l.group.publish(l.me, e);
+    if (l.me == 0) l.group.wait_all(e);
+}
+
+void local_depart(const Local& l) {
+    if (l.size() == 1) return;
+    const uint64_t e = ++*l.episode;
+    if (l.me != 0) l.group.wait_one(0, e);
+    l.group.publish(l.me, e);
+}
+
+void local_bcast(const Local& l, void* buf, int count, const mpi::Datatype* type, int root) {
+    const size_t bytes = static_cast<size_t>(count) * type->size;
+    if (bytes == 0 || l.size() == 1) return;
+    ShmGroup& g = l.group;
+    const int me = l.me;
+    const uint64_t e = ++*l.episode;
+    const int p = static_cast<int>(e & 1);
+    MemberSlots& mine = g.member(me);
+    MemberSlots& from = g.member(root);
+    if (bytes <= kInlineBytes) {
+        if (me == root) {
+            g.wait_all(e - 1);
+            mpi::pack(buf, static_cast<size_t>(count), *type, 0, mine.data[p], bytes);
+        } else {
+            g.wait_one(root, e);
+            mpi::unpack(buf, static_cast<size_t>(count), *type, 0, from.data[p], bytes);
+        }
+        g.publish(me, e);
+        return;
+    }
+    if (me == root) {
+        // Every member copies straight from the root's buffer; the root waits
+        // until they all did.
+        Contiguous src(buf, count, type, true);
+        g.wait_all(e - 1);
+        mine.src[p] = src.data();
+        g.publish(me, e);
+        g.wait_all(e);
+    } else {
+        g.wait_one(root, e);
+        mpi::unpack(buf, static_cast<size_t>(count), *type, 0, from.src[p], bytes);
+        g.publish(me, e);
+    }
+}
+
+void local_reduce(const Local& l, const void* sendbuf, void* recvbuf, int count,
+                  const mpi::Datatype* type, const mpi::Op* op, int root) {
+    const size_t bytes = static_cast<size_t>(count) * type->size;
+    if (bytes == 0) return;
+    if (l.size() == 1) return copy_alone(sendbuf, recvbuf, count, type);
+    ShmGroup& g = l.group;
+    const int me = l.me, n = l.size();
+    const void* in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    const Units u = units_of(count, type);
+    const uint64_t e = *l.episode + 1;
+    const int p = static_cast<int>(e & 1);
+    MemberSlots& mine = g.member(me);
+    if (bytes <= kInlineBytes) {
+        *l.episode = e;
+        g.wait_all(e - 1);
+        mpi::pack(in, static_cast<size_t>(count), *type, 0, mine.data[p], bytes);
+        g.publish(me, e);
+        if (me != root) return;
+        g.wait_all(e);
+        alignas(64) unsigned char acc[kInlineBytes];
+        fold(op, u, g, p, acc);
+        mpi::unpack(recvbuf, static_cast<size_t>(count), *type, 0, acc, bytes);
+        return;
+    }
+    // Each member reduces its slice of everyone's input straight into the
+    // root's output; nobody leaves before all slices are done (they read its
+    // input).
+    *l.episode = e + 1;
+    Contiguous input(in, count, type, true);
+    std::unique_ptr<Contiguous> output;
+    if (me == root) output = std::make_unique<Contiguous>(recvbuf, count, type, false);
+    g.wait_all(e - 1);
+    mine.src[p] = input.data();
+    mine.dst[p] = output ? output->data() : nullptr;
+    g.publish(me, e);
+    g.wait_all(e);
+    size_t lo, hi;
+    slice_of(me, n, u, &lo, &hi);
+    if (hi > lo) {
+        const MemberSlots& r = g.member(root);
+        unsigned char* out = static_cast<unsigned char*>(r.dst[p]) + lo * u.unit;
+        const unsigned char* root_in = static_cast<const unsigned char*>(r.src[p]) + lo * u.unit;
+        if (out != root_in) memcpy(out, root_in, (hi - lo) * u.unit);
+        for (int k = 0; k < n; ++k) {
+            if (k == root) continue;
+            const auto* src = static_cast<const unsigned char*>(g.member(k).src[p]) + lo * u.unit;
+            mpi::op_apply(*op, src, out, hi - lo, *u.basic);
+        }
+    }
+    g.publish(me, e + 1);
+    g.wait_all(e + 1);
+    if (output) output->unload();
+}
+
+void local_allreduce(const Local& l, const void* sendbuf, void* recvbuf, int count,
+                     const mpi::Datatype* type, const mpi::Op* op) {
+    const size_t bytes = static_cast<size_t>(count) * type->size;
+    if (bytes == 0) return;
+    if (l.size() == 1) return copy_alone(sendbuf, recvbuf, count, type);
+    ShmGroup& g = l.group;
+    const int me = l.me, n = l.size();
+    const void* in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    const Units u = units_of(count, type);
+    const uint64_t e = *l.episode + 1;
+    const int p = static_cast<int>(e & 1);
+    MemberSlots& mine = g.member(me);
+    if (bytes <= kInlineBytes) {
+        // One synchronisation: everyone publishes a copy, everyone folds all.
+        *l.episode = e;
+        g.wait_all(e - 1);
+        mpi::pack(in, static_cast<size_t>(count), *type, 0, mine.data[p], bytes);
+        g.publish(me, e);
+        g.wait_all(e);
+        alignas(64) unsigned char acc[kInlineBytes];
+        fold(op, u, g, p, acc);
+        mpi::unpack(recvbuf, static_cast<size_t>(count), *type, 0, acc, bytes);
+        return;
+    }
+    // Slices: each member reduces its slice into its own output (only it reads
+    // that slice of anyone's input, so in place is safe), then copies the
+    // others' slices from their outputs.
+    *l.episode = e + 2;
+    Contiguous input(in, count, type, true);
+    Contiguous output(recvbuf, count, type, false);
+    g.wait_all(e - 1);
+    mine.src[p] = input.data();
+    mine.dst[p] = output.data();
+    g.publish(me, e);
+    g.wait_all(e);
+    size_t lo, hi;
+    slice_of(me, n, u, &lo, &hi);
+    if (hi > lo) {
+        unsigned char* out = output.data() + lo * u.unit;
+        if (out != input.data() + lo * u.unit)
+            memcpy(out, input.data() + lo * u.unit, (hi - lo) * u.unit);
+        for (int k = 0; k < n; ++k) {
+            if (k == me) continue;
+            const auto* src = static_cast<const unsigned char*>(g.member(k).src[p]) + lo * u.unit;
+            mpi::op_apply(*op, src, out, hi - lo, *u.basic);
+        }
+    }
+    g.publish(me, e + 1);
+    g.wait_all(e + 1);
+    for (int k = 0; k < n; ++k) {
+        if (k == me) continue;
+        size_t klo, khi;
+        slice_of(k, n, u, &klo, &khi);
+        if (khi > klo)
+            memcpy(output.data() + klo * u.unit,
+                   static_cast<const unsigned char*>(g.member(k).dst[p]) + klo * u.unit,
+                   (khi - klo) * u.unit);
+    }
+    g.publish(me, e + 2);
+    g.wait_all(e + 2);
+    output.unload();
+}
+
+void local_handoff(const Local& l, int from, const void* data, int to, void* buf, int count,
+                   const mpi::Datatype* type) {
+    const size_t bytes = static_cast<size_t>(count) * type->size;
+    if (from == to) {
+        if (l.me == to && bytes)
+            mpi::unpack(buf, static_cast<size_t>(count), *type, 0, data, bytes);
+        return;
+    }
+    ShmGroup& g = l.group;
+    const uint64_t e = ++*l.episode;
+    const int p = static_cast<int>(e & 1);
+    if (l.me == from) {
+        g.wait_all(e - 1);
+        g.member(from).src[p] = data;
+        g.publish(from, e);
+        g.wait_one(to, e);  // data stays valid until `to` copied it
+    } else if (l.me == to) {
+        g.wait_one(from, e);
+        if (bytes)
+            mpi::unpack(buf, static_cast<size_t>(count), *type, 0, g.member(from).src[p], bytes);
+        g.publish(to, e);
+    } else {
+        g.publish(l.me, e);
+    }
+}
+
+}  // namespace mpc::coll::shm

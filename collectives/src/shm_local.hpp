@@ -1,0 +1,42 @@
+// Collectives among the members of one ShmGroup (shm_group.hpp): the whole
+// communicator when it lives in this node process, or the node's part of a
+// larger one (the intra-node phases of the hierarchical collectives, shm.cpp).
+// Ranks and roots are indexes in the group. Every member of the group calls
+// the same operations in the same order.
+#pragma once
+
+#include <cstdint>
+
+#include "mpi_api/datatype.hpp"
+#include "mpi_api/op.hpp"
+#include "shm_group.hpp"
+
+namespace mpc::coll::shm {
+
+struct Local {
+    ShmGroup& group;
+    int me;             // my index in the group
+    uint64_t* episode;  // my episode count for this group (Comm::shm_episode)
+    int size() const { return group.size(); }
+};
+
+void local_barrier(const Local& l);
+void local_bcast(const Local& l, void* buf, int count, const mpi::Datatype* type, int root);
+// recvbuf is significant at the root only; sendbuf may be MPI_IN_PLACE there.
+void local_reduce(const Local& l, const void* sendbuf, void* recvbuf, int count,
+                  const mpi::Datatype* type, const mpi::Op* op, int root);
+void local_allreduce(const Local& l, const void* sendbuf, void* recvbuf, int count,
+                     const mpi::Datatype* type, const mpi::Op* op);
+
+// The leader (index 0) got a "go" from outside (the inter-node phase) that
+// the others wait for: arrive() before it, depart() after. Everyone calls both.
+void local_arrive(const Local& l);
+void local_depart(const Local& l);
+
+// Moves the packed bytes `data` of member `from` into (buf, count, type) of
+// member `to`; the others only keep count. buf and data are significant at
+// `to` and `from` respectively.
+void local_handoff(const Local& l, int from, const void* data, int to, void* buf, int count,
+                   const mpi::Datatype* type);
+
+}  // namespace mpc::coll::shm
