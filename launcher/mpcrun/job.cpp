@@ -14,12 +14,17 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
+#include "job_plan.hpp"
 #include "line_buffer.hpp"
 #include "node_launch.hpp"
 #include "pmi2_server.hpp"
+#include "remote_launch.hpp"
+
+extern char** environ;
 
 namespace mpc::launcher {
 namespace {
@@ -27,6 +32,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr auto kKillGrace = std::chrono::seconds(1);   // SIGTERM, then SIGKILL
 constexpr auto kDrainGrace = std::chrono::seconds(1);  // output left after the last exit
+// A remote node process's PMI connection closed early: the time its launcher
+// (ssh, srun) gets to report the death itself, with the real status.
+constexpr auto kLostGrace = std::chrono::seconds(2);
 constexpr size_t kStdinBuffer = 64 * 1024;
 
 int g_signal_pipe[2] = {-1, -1};
@@ -45,26 +53,45 @@ struct OutputStream {
     LineBuffer lines;
 };
 
-struct NodeProcess {
+// A process mpcrun started: one node process (local fork, or its ssh), or
+// srun carrying all of them.
+struct Child {
     pid_t pid = -1;
-    int first_rank = 0, last_rank = 0;
+    int first_node = 0, last_node = 0;  // the node processes it carries
     OutputStream out, err;
     bool exited = false;
 };
 
+// Job ids hold a random part: a TCP connection must name it to join.
+std::string make_jobid() {
+    std::random_device random;
+    char text[64];
+    snprintf(text, sizeof(text), "mpcrun-%d-%08x", static_cast<int>(getpid()), random());
+    return text;
+}
+
 class Job {
   public:
-    explicit Job(const Options& o)
-        : o_(o), pmi_(o.nodes, "mpcrun-" + std::to_string(getpid())), nodes_(o.nodes) {}
+    Job(const Options& o, const JobPlan& plan)
+        : o_(o), plan_(plan), pmi_(plan.node_procs, make_jobid()) {
+        // Node processes fill their nodes in turn: per_node on each.
+        pmi_.set_job_attr("PMI_process_mapping", "(vector,(0," + std::to_string(plan.nodes) + "," +
+                                                     std::to_string(plan.per_node) + "))");
+    }
     ~Job() {
         if (stdin_pipe_ >= 0) close(stdin_pipe_);
     }
     int run();
 
   private:
-    enum class Watch { kPmi, kOut, kErr, kStdin, kStdinPipe, kSignal };
+    enum class Watch { kPmi, kOut, kErr, kStdin, kStdinPipe, kSignal, kListen, kPending };
 
-    bool start(int node);
+    bool start_all();
+    bool start_local(int node);
+    bool start_ssh(int node, const std::string& pmi_address);
+    bool start_srun(const std::string& pmi_address);
+    bool add_child(const LaunchResult& r, int first_node, int last_node, const std::string& error);
+    std::string pmi_address(std::string* error);
     void loop();
     void on_signals();
     void reap();
@@ -75,13 +102,17 @@ class Job {
     void end_job(int status, const std::string& message, int sig = SIGTERM);
     void signal_all(int sig);
     std::string describe(int node) const;
+    std::string describe_child(const Child& child) const;
     void write_out(int target, const std::string& text);
     bool done() const;
 
     const Options& o_;
+    const JobPlan& plan_;
     Pmi2Server pmi_;
-    std::vector<NodeProcess> nodes_;
+    std::vector<Child> children_;
     int alive_ = 0;
+    Clock::time_point lost_at_ = Clock::time_point::max();
+    std::string lost_message_;
     bool ending_ = false;
     int exit_status_ = 0;
     Clock::time_point kill_at_ = Clock::time_point::max();
@@ -111,8 +142,7 @@ int Job::run() {
     signal(SIGPIPE, SIG_IGN);
     signal(SIGTTIN, SIG_IGN);  // a background mpcrun reading the terminal gets EIO, not stopped
 
-    for (int n = 0; n < o_.nodes && !ending_; ++n)
-        if (!start(n)) end_job(1, "");
+    if (!start_all()) end_job(1, "");
     if (o_.timeout > 0)
         timeout_at_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                          std::chrono::duration<double>(o_.timeout));
@@ -120,51 +150,103 @@ int Job::run() {
     return exit_status_;
 }
 
-bool Job::start(int n) {
-    NodeProcess& np = nodes_[static_cast<size_t>(n)];
-    np.first_rank = static_cast<int>(static_cast<long>(o_.ranks) * n / o_.nodes);
-    np.last_rank = static_cast<int>(static_cast<long>(o_.ranks) * (n + 1) / o_.nodes) - 1;
+bool Job::start_all() {
+    if (plan_.mode == LaunchMode::kLocal) {
+        for (int n = 0; n < plan_.node_procs; ++n)
+            if (!start_local(n)) return false;
+        return true;
+    }
+    std::string error;
+    const std::string address = pmi_address(&error);
+    if (address.empty()) {
+        write_out(STDERR_FILENO, "mpcrun: " + error + "\n");
+        return false;
+    }
+    if (plan_.mode == LaunchMode::kSlurm) return start_srun(address);
+    for (int n = 0; n < plan_.node_procs; ++n)
+        if (!start_ssh(n, address)) return false;
+    return true;
+}
+
+// host:port of the PMI listener as remote node processes reach it: this
+// host's name, or MPC_PMI_HOST when the name does not resolve there.
+std::string Job::pmi_address(std::string* error) {
+    const int port = pmi_.listen_tcp(error);
+    if (port < 0) return {};
+    std::string host;
+    if (const char* chosen = getenv("MPC_PMI_HOST"); chosen && *chosen) {
+        host = chosen;
+    } else {
+        char name[256] = {};
+        gethostname(name, sizeof(name) - 1);
+        host = name;
+    }
+    if (host.find(':') != std::string::npos) host = "[" + host + "]";  // an IPv6 address
+    return host + ":" + std::to_string(port);
+}
+
+bool Job::start_local(int n) {
     std::string error;
     LaunchResult r;
     int pmi_fd = pmi_.open_channel(n, &error);
     if (pmi_fd >= 0) {
-        std::vector<std::pair<std::string, std::string>> vars = {
-            {"MPC_NRANKS", std::to_string(o_.ranks)},
-            {"MPC_NODE_ID", std::to_string(n)},
-            {"MPC_NUM_NODES", std::to_string(o_.nodes)}};
-        if (o_.cores > 0) vars.emplace_back("MPC_VPS", std::to_string(o_.cores));
-        if (!o_.progress.empty()) vars.emplace_back("MPC_PROGRESS", o_.progress);
-        if (!o_.progress_thread.empty())
-            vars.emplace_back("MPC_PROGRESS_THREAD", o_.progress_thread);
-        if (!o_.net.empty()) vars.emplace_back("MPC_NET", o_.net);
-        if (o_.stats) vars.emplace_back("MPC_STATS", "1");
-        if (o_.shared_globals) vars.emplace_back("MPC_SHARED_GLOBALS", "1");
-        // Arms each node process's hang watchdog: when the time limit ends the
-        // job, node processes print what every rank waits for before dying.
-        if (o_.timeout > 0 && !getenv("MPC_HANG_TIMEOUT")) {
-            char seconds[32];
-            snprintf(seconds, sizeof(seconds), "%g", o_.timeout);
-            vars.emplace_back("MPC_HANG_TIMEOUT", seconds);
-        }
-        for (const std::string& kv : o_.env) {  // "-x VAR" alone: inherited as it is
-            size_t eq = kv.find('=');
-            if (eq != std::string::npos) vars.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
-        }
+        EnvVars vars = job_variables(o_, plan_);
+        vars.emplace_back("MPC_NODE_ID", std::to_string(n));
         for (auto& kv : pmi_.child_environment(n, pmi_fd)) vars.push_back(kv);  // these win
         r = launch_node(o_.program, vars, pmi_fd, n == 0, &error);
         pmi_.close_child_end(n);
     }
+    return add_child(r, n, n, error);
+}
+
+bool Job::start_ssh(int n, const std::string& pmi_address) {
+    EnvVars vars = forwarded_variables(o_, environ);
+    for (auto& kv : job_variables(o_, plan_)) vars.push_back(kv);
+    vars.emplace_back("MPC_NODE_ID", std::to_string(n));
+    for (auto& kv : pmi_.tcp_environment(pmi_address, n)) vars.push_back(kv);
+    char cwd[4096];
+    const std::string directory = getcwd(cwd, sizeof(cwd)) ? cwd : ".";
+    const char* ssh = getenv("MPC_SSH");
+    std::string error;
+    LaunchResult r = launch_node(
+        ssh_command(ssh && *ssh ? ssh : "ssh", plan_.host_of(n), directory, vars, o_.program), {},
+        -1, n == 0, &error);
+    return add_child(r, n, n, error);
+}
+
+bool Job::start_srun(const std::string& pmi_address) {
+    // srun gives every task mpcrun's environment: a PMI channel of a launcher
+    // above mpcrun must not reach them (they would take its rank or socket).
+    for (const char* name : {"PMI_FD", "PMI_RANK", "PMI_ID", "PMI_SIZE", "PMI_PORT"})
+        unsetenv(name);
+    EnvVars vars = job_variables(o_, plan_);
+    for (auto& kv : pmi_.tcp_environment(pmi_address, -1)) vars.push_back(kv);
+    const char* srun = getenv("MPC_SRUN");
+    std::string error;
+    LaunchResult r = launch_node(srun_command(srun && *srun ? srun : "srun", plan_, o_.program),
+                                 vars, -1, true, &error);
+    return add_child(r, 0, plan_.node_procs - 1, error);
+}
+
+bool Job::add_child(const LaunchResult& r, int first_node, int last_node,
+                    const std::string& error) {
     if (r.pid < 0) {
-        write_out(STDERR_FILENO,
-                  "mpcrun: cannot start node process " + std::to_string(n) + ": " + error + "\n");
+        const std::string what = first_node == last_node
+                                     ? "node process " + std::to_string(first_node)
+                                     : "the node processes (srun)";
+        write_out(STDERR_FILENO, "mpcrun: cannot start " + what + ": " + error + "\n");
         return false;
     }
-    np.pid = r.pid;
-    np.out.fd = r.stdout_fd;
-    np.out.target = STDOUT_FILENO;
-    np.err.fd = r.stderr_fd;
-    np.err.target = STDERR_FILENO;
-    if (n == 0) stdin_pipe_ = r.stdin_fd;
+    Child c;
+    c.pid = r.pid;
+    c.first_node = first_node;
+    c.last_node = last_node;
+    c.out.fd = r.stdout_fd;
+    c.out.target = STDOUT_FILENO;
+    c.err.fd = r.stderr_fd;
+    c.err.target = STDERR_FILENO;
+    if (first_node == 0) stdin_pipe_ = r.stdin_fd;
+    children_.push_back(std::move(c));
     ++alive_;
     return true;
 }
@@ -181,11 +263,16 @@ void Job::loop() {
         };
         // PMI before the signal pipe: an abort sent just before dying must be
         // known before the death is.
-        for (int n = 0; n < o_.nodes; ++n) {
-            NodeProcess& np = nodes_[static_cast<size_t>(n)];
+        for (int n = 0; n < pmi_.size(); ++n)
             if (pmi_.fd(n) >= 0) watch(pmi_.fd(n), pmi_.poll_events(n), Watch::kPmi, n);
-            if (np.out.fd >= 0) watch(np.out.fd, POLLIN, Watch::kOut, n);
-            if (np.err.fd >= 0) watch(np.err.fd, POLLIN, Watch::kErr, n);
+        for (int slot = 0; slot < pmi_.pending_slots(); ++slot)
+            if (pmi_.pending_fd(slot) >= 0)
+                watch(pmi_.pending_fd(slot), pmi_.pending_poll_events(slot), Watch::kPending, slot);
+        if (pmi_.listen_fd() >= 0) watch(pmi_.listen_fd(), POLLIN, Watch::kListen, 0);
+        for (size_t c = 0; c < children_.size(); ++c) {
+            const Child& child = children_[c];
+            if (child.out.fd >= 0) watch(child.out.fd, POLLIN, Watch::kOut, static_cast<int>(c));
+            if (child.err.fd >= 0) watch(child.err.fd, POLLIN, Watch::kErr, static_cast<int>(c));
         }
         if (stdin_open_ && stdin_pipe_ >= 0 && stdin_buf_.size() < kStdinBuffer)
             watch(STDIN_FILENO, POLLIN, Watch::kStdin, 0);
@@ -193,8 +280,8 @@ void Job::loop() {
             watch(stdin_pipe_, POLLOUT, Watch::kStdinPipe, 0);
         watch(g_signal_pipe[0], POLLIN, Watch::kSignal, 0);
 
-        auto next =
-            std::min({kill_at_, ending_ ? Clock::time_point::max() : timeout_at_, drain_until_});
+        auto next = std::min({kill_at_, ending_ ? Clock::time_point::max() : timeout_at_,
+                              drain_until_, ending_ ? Clock::time_point::max() : lost_at_});
         int timeout_ms = -1;
         if (next != Clock::time_point::max()) {
             auto ms = std::chrono::ceil<std::chrono::milliseconds>(next - Clock::now()).count();
@@ -209,16 +296,22 @@ void Job::loop() {
         }
         for (size_t i = 0; ready > 0 && i < fds.size(); ++i) {
             if (!fds[i].revents) continue;
-            NodeProcess& np = nodes_[static_cast<size_t>(what[i].second)];
+            const int index = what[i].second;
             switch (what[i].first) {
                 case Watch::kPmi:
-                    pmi_.handle(what[i].second, fds[i].revents);
+                    pmi_.handle(index, fds[i].revents);
+                    break;
+                case Watch::kListen:
+                    pmi_.accept_connections();
+                    break;
+                case Watch::kPending:
+                    pmi_.handle_pending(index, fds[i].revents);
                     break;
                 case Watch::kOut:
-                    read_output(np.out);
+                    read_output(children_[static_cast<size_t>(index)].out);
                     break;
                 case Watch::kErr:
-                    read_output(np.err);
+                    read_output(children_[static_cast<size_t>(index)].err);
                     break;
                 case Watch::kStdin:
                     read_stdin();
@@ -240,13 +333,17 @@ void Job::loop() {
                      "mpcrun: the job exceeded its time limit of %g s; ending it", o_.timeout);
             end_job(124, text);
         }
+        if (!ending_ && now >= lost_at_) end_job(1, lost_message_);
         if (now >= kill_at_) {
             signal_all(SIGKILL);
+            // Node processes on other hosts do not die with their ssh or srun:
+            // they end when their PMI connection closes.
+            if (plan_.mode != LaunchMode::kLocal) pmi_.close_all();
             kill_at_ = Clock::time_point::max();
         }
         if (now >= drain_until_) {  // something kept a pipe open after the last exit
-            for (NodeProcess& np : nodes_)
-                for (OutputStream* s : {&np.out, &np.err})
+            for (Child& child : children_)
+                for (OutputStream* s : {&child.out, &child.err})
                     if (s->fd >= 0) {
                         write_out(s->target, s->lines.finish());
                         close(s->fd);
@@ -258,8 +355,8 @@ void Job::loop() {
 
 bool Job::done() const {
     if (alive_ > 0) return false;
-    for (const NodeProcess& np : nodes_)
-        if (np.out.fd >= 0 || np.err.fd >= 0) return false;
+    for (const Child& child : children_)
+        if (child.out.fd >= 0 || child.err.fd >= 0) return false;
     return true;
 }
 
@@ -293,19 +390,19 @@ void Job::reap() {
         kill(-pid, SIGKILL);
         int status = 0;
         waitpid(pid, &status, 0);
-        auto it = std::find_if(nodes_.begin(), nodes_.end(),
-                               [&](const NodeProcess& np) { return np.pid == pid && !np.exited; });
-        if (it == nodes_.end()) continue;
-        const int n = static_cast<int>(it - nodes_.begin());
+        auto it = std::find_if(children_.begin(), children_.end(),
+                               [&](const Child& c) { return c.pid == pid && !c.exited; });
+        if (it == children_.end()) continue;
         it->exited = true;
         --alive_;
-        if (n == 0 && stdin_pipe_ >= 0) {
+        if (it->first_node == 0 && stdin_pipe_ >= 0) {
             close(stdin_pipe_);
             stdin_pipe_ = -1;
             stdin_buf_.clear();
         }
         const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-        pmi_.client_exited(n, ending_ || code != 0);
+        for (int n = it->first_node; n <= it->last_node; ++n)
+            pmi_.client_exited(n, ending_ || code != 0);
         handle_pmi_events();  // an abort it sent before dying explains the death
         if (code != 0 && !ending_) {
             char text[160];
@@ -314,7 +411,7 @@ void Job::reap() {
                          WTERMSIG(status), strsignal(WTERMSIG(status)));
             else
                 snprintf(text, sizeof(text), " exited with status %d; ending the job", code);
-            end_job(code, "mpcrun: " + describe(n) + text);
+            end_job(code, "mpcrun: " + describe_child(*it) + text);
         }
         if (alive_ == 0) drain_until_ = Clock::now() + kDrainGrace;
     }
@@ -323,7 +420,14 @@ void Job::reap() {
 void Job::handle_pmi_events() {
     for (const Pmi2Server::Event& e : pmi_.take_events()) {
         if (ending_) continue;
-        if (e.kind == Pmi2Server::Event::Kind::kAbort) {
+        if (e.kind == Pmi2Server::Event::Kind::kLost) {
+            // Its ssh or srun ends too, most likely, with the status to report.
+            if (lost_at_ == Clock::time_point::max()) {
+                lost_at_ = Clock::now() + kLostGrace;
+                lost_message_ = "mpcrun: " + describe(e.client) + " " + e.message +
+                                " (did it die?); ending the job";
+            }
+        } else if (e.kind == Pmi2Server::Event::Kind::kAbort) {
             int status = e.status & 0xff;
             end_job(status ? status : 1, "mpcrun: " + describe(e.client) +
                                              " aborted the job (status " +
@@ -344,17 +448,24 @@ void Job::end_job(int status, const std::string& message, int sig) {
 }
 
 void Job::signal_all(int sig) {
-    for (const NodeProcess& np : nodes_)
-        if (np.pid > 0 && !np.exited) kill(-np.pid, sig);
+    // srun takes one SIGINT as a request for status: it ends its tasks on SIGTERM.
+    if (plan_.mode == LaunchMode::kSlurm && sig == SIGINT) sig = SIGTERM;
+    for (const Child& c : children_)
+        if (c.pid > 0 && !c.exited) kill(-c.pid, sig);
 }
 
 std::string Job::describe(int n) const {
-    const NodeProcess& np = nodes_[static_cast<size_t>(n)];
-    std::string ranks = np.first_rank == np.last_rank ? "rank " + std::to_string(np.first_rank)
-                                                      : "ranks " + std::to_string(np.first_rank) +
-                                                            "-" + std::to_string(np.last_rank);
-    return "node process " + std::to_string(n) + " (" + ranks + ", pid " + std::to_string(np.pid) +
-           ")";
+    std::string text = "node process " + std::to_string(n) + " (" + plan_.ranks_of(n);
+    if (plan_.mode == LaunchMode::kSsh) text += ", host " + plan_.host_of(n);
+    for (const Child& c : children_)
+        if (c.first_node == n && c.last_node == n) text += ", pid " + std::to_string(c.pid);
+    return text + ")";
+}
+
+std::string Job::describe_child(const Child& c) const {
+    if (c.first_node == c.last_node) return describe(c.first_node);
+    return "srun (node processes " + std::to_string(c.first_node) + "-" +
+           std::to_string(c.last_node) + ", pid " + std::to_string(c.pid) + ")";
 }
 
 void Job::read_output(OutputStream& s) {
@@ -416,11 +527,11 @@ void Job::write_out(int target, const std::string& text) {
 
 }  // namespace
 
-int run_job(const Options& options) {
+int run_job(const Options& options, const JobPlan& plan) {
     // Standard descriptors closed at start would be reused by our pipes.
     for (int fd = 0; fd <= 2; ++fd)
         if (fcntl(fd, F_GETFD) < 0) open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
-    Job job(options);
+    Job job(options, plan);
     return job.run();
 }
 

@@ -4,9 +4,11 @@
 // PMI-2 server through which they find each other (see job.hpp). Usage errors
 // exit with status 2 and the usage text.
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "job.hpp"
+#include "job_plan.hpp"
 #include "options.hpp"
 
 int main(int argc, char** argv) {
@@ -24,6 +26,11 @@ int main(int argc, char** argv) {
         puts("mpcrun (fibermpi) " FIBERMPI_VERSION_STRING);
         return 0;
     }
+    mpc::launcher::JobPlan plan;
+    if (!mpc::launcher::make_plan(o, getenv, &plan, &error)) {
+        fprintf(stderr, "mpcrun: %s\n%s", error.c_str(), mpc::launcher::usage());
+        return 2;
+    }
     fflush(stdout);
-    return mpc::launcher::run_job(o);
+    return mpc::launcher::run_job(o, plan);
 }

@@ -1,5 +1,6 @@
 #include "options.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -69,7 +70,51 @@ const OptionSpec kOptions[] = {
      [](Options& o, const std::string& v) {
          return parse_count(v, &o.nodes)
                     ? std::string()
-                    : "invalid number of node processes '" + v + "' (expected an integer >= 1)";
+                    : "invalid number of nodes '" + v + "' (expected an integer >= 1)";
+     }},
+    {{"-p"},
+     true,
+     [](Options& o, const std::string& v) {
+         return parse_count(v, &o.per_node) ? std::string()
+                                            : "invalid number of node processes per node '" + v +
+                                                  "' (expected an integer >= 1)";
+     }},
+    {{"--hosts", "-H", "--host"},
+     true,
+     [](Options& o, const std::string& v) {
+         size_t pos = 0;
+         while (pos <= v.size()) {
+             size_t end = std::min(v.find(',', pos), v.size());
+             std::string host = v.substr(pos, end - pos);
+             if (host.empty() || host.find_first_of(" \t'\"") != std::string::npos)
+                 return "invalid host list '" + v + "' (expected names separated by commas)";
+             o.hosts.push_back(host);
+             pos = end + 1;
+         }
+         return std::string();
+     }},
+    {{"--hostfile", "--machinefile"},
+     true,
+     [](Options& o, const std::string& v) {
+         if (v.empty()) return std::string("invalid host file '' (expected a file name)");
+         o.hostfile = v;
+         return std::string();
+     }},
+    {{"--bind"},
+     true,
+     [](Options& o, const std::string& v) {
+         if (!one_of(v, {"core", "none"}))
+             return "invalid binding '" + v + "' (expected core or none)";
+         o.bind = v;
+         return std::string();
+     }},
+    {{"--map"},
+     true,
+     [](Options& o, const std::string& v) {
+         if (!one_of(v, {"block", "cyclic"}))
+             return "invalid rank mapping '" + v + "' (expected block or cyclic)";
+         o.map = v;
+         return std::string();
      }},
     {{"-c"},
      true,
@@ -126,14 +171,24 @@ const OptionSpec kOptions[] = {
 }  // namespace
 
 const char* usage() {
-    return "usage: mpcrun -n RANKS [-N NODES] [-c CORES]\n"
+    return "usage: mpcrun -n RANKS [-N NODES] [-p PER_NODE] [-c CORES]\n"
+           "              [--hosts H1,H2,... | --hostfile FILE]\n"
+           "              [--bind core|none] [--map block|cyclic]\n"
            "              [--progress=wait|collaborative|thread|thread-poll|thread-block]\n"
            "              [--net=auto|ofi|verbs] [--stats] [--shared-globals]\n"
            "              [--timeout SECONDS] [-x VAR[=VALUE]]\n"
            "              program [args...]\n"
            "  -n, -np N, -n=N   number of MPI ranks (required, >= 1)\n"
-           "  -N K              node processes to spread the ranks over (default 1)\n"
+           "  -N K              nodes (default: 1 on this host alone; every host given, or\n"
+           "                    every node of the Slurm allocation); -N K takes the first K\n"
+           "  -p K              node processes per node (default 1)\n"
            "  -c K              cores (virtual processors) per node process\n"
+           "  --hosts H1,H2     start node processes on these hosts through ssh ($MPC_SSH,\n"
+           "                    default ssh); a host named twice counts as two nodes\n"
+           "  --hostfile FILE   the same, one host per line (# comments)\n"
+           "  --bind core|none  bind virtual processors to cores (default core)\n"
+           "  --map block|cyclic  ranks over node processes: contiguous blocks (default)\n"
+           "                    or dealt out one by one\n"
            "  --progress=MODE   who progresses communication (default collaborative);\n"
            "                    thread-poll / thread-block: thread, with the progress thread\n"
            "                    polling or blocking (MPC_PROGRESS_THREAD=poll|block)\n"
@@ -206,9 +261,18 @@ bool parse_options(int argc, const char* const* argv, Options* out, std::string*
         *error = "the number of ranks is missing (-n N)";
         return false;
     }
-    if (o.nodes > o.ranks) {
-        *error = "more node processes (-N " + std::to_string(o.nodes) + ") than ranks (-n " +
-                 std::to_string(o.ranks) + ")";
+    if (!o.hosts.empty() && !o.hostfile.empty()) {
+        *error = "--hosts and --hostfile exclude each other";
+        return false;
+    }
+    // With hosts or Slurm the node count is known later (JobPlan checks again).
+    const long node_procs = static_cast<long>(std::max(o.nodes, 1)) * o.per_node;
+    if (node_procs > o.ranks) {
+        *error = "more node processes (" +
+                 (o.per_node > 1 ? std::to_string(std::max(o.nodes, 1)) + " nodes x -p " +
+                                       std::to_string(o.per_node)
+                                 : "-N " + std::to_string(std::max(o.nodes, 1))) +
+                 ") than ranks (-n " + std::to_string(o.ranks) + ")";
         return false;
     }
     *out = o;

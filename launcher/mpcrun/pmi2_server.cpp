@@ -21,10 +21,9 @@ Pmi2Server::Pmi2Server(int size, std::string jobid)
 }
 
 Pmi2Server::~Pmi2Server() {
-    for (Client& c : clients_) {
-        if (c.fd >= 0) close(c.fd);
+    close_all();
+    for (Client& c : clients_)
         if (c.child_fd >= 0) close(c.child_fd);
-    }
 }
 
 int Pmi2Server::open_channel(int client, std::string* error) {
@@ -35,7 +34,7 @@ int Pmi2Server::open_channel(int client, std::string* error) {
     }
     fcntl(sv[0], F_SETFL, fcntl(sv[0], F_GETFL) | O_NONBLOCK);
     Client& c = clients_[static_cast<size_t>(client)];
-    c.fd = sv[0];
+    c.conn.fd = sv[0];
     c.child_fd = sv[1];
     return sv[1];
 }
@@ -55,7 +54,7 @@ void Pmi2Server::close_child_end(int client) {
 }
 
 short Pmi2Server::poll_events(int client) const {
-    const Client& c = clients_[static_cast<size_t>(client)];
+    const Connection& c = clients_[static_cast<size_t>(client)].conn;
     if (c.fd < 0) return 0;
     return static_cast<short>(POLLIN | (c.out.empty() ? 0 : POLLOUT));
 }
@@ -73,9 +72,26 @@ void Pmi2Server::poll_once(int timeout_ms) {
         fds.push_back({fd(i), poll_events(i), 0});
         owner.push_back(i);
     }
+    // Pending connections as -2 - slot, the listening socket as -1.
+    for (int slot = 0; slot < pending_slots(); ++slot) {
+        if (pending_fd(slot) < 0) continue;
+        fds.push_back({pending_fd(slot), pending_poll_events(slot), 0});
+        owner.push_back(-2 - slot);
+    }
+    if (listen_fd_ >= 0) {
+        fds.push_back({listen_fd_, POLLIN, 0});
+        owner.push_back(-1);
+    }
     if (poll(fds.data(), fds.size(), timeout_ms) <= 0) return;
-    for (size_t i = 0; i < fds.size(); ++i)
-        if (fds[i].revents) handle(owner[i], fds[i].revents);
+    for (size_t i = 0; i < fds.size(); ++i) {
+        if (!fds[i].revents) continue;
+        if (owner[i] >= 0)
+            handle(owner[i], fds[i].revents);
+        else if (owner[i] == -1)
+            accept_connections();
+        else
+            handle_pending(-2 - owner[i], fds[i].revents);
+    }
 }
 
 void Pmi2Server::client_exited(int client, bool job_ending) {
@@ -94,36 +110,50 @@ std::vector<Pmi2Server::Event> Pmi2Server::take_events() {
     return out;
 }
 
-void Pmi2Server::read_from(int client) {
-    Client& c = clients_[static_cast<size_t>(client)];
+bool Pmi2Server::read_into(Connection& c) {
     char buf[16384];
     while (c.fd >= 0) {
         ssize_t n = read(c.fd, buf, sizeof(buf));
         if (n < 0 && errno == EINTR) continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
-        if (n <= 0) {  // end of stream, or the peer vanished
-            close_channel(client);
-            return;
-        }
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
+        if (n <= 0) return false;  // end of stream, or the peer vanished
         c.decoder.feed(buf, static_cast<size_t>(n));
-        for (;;) {
-            Message m;
-            bool v1 = false;
-            std::string error;
-            auto r = c.decoder.next(&m, &v1, &error);
-            if (r == runtime::pmi2::StreamDecoder::Result::kNeedMore) break;
-            if (r == runtime::pmi2::StreamDecoder::Result::kError) {
-                protocol_error(client, "malformed PMI message: " + error);
-                return;
-            }
-            dispatch(client, m, v1);
-            if (c.fd < 0) return;
-        }
+    }
+    return true;
+}
+
+void Pmi2Server::read_from(int client) {
+    Client& c = clients_[static_cast<size_t>(client)];
+    const bool open = read_into(c.conn);
+    process_decoded(client);  // what came before the end of stream counts
+    if (open || c.conn.fd < 0) return;
+    close_channel(client);
+    if (c.tcp && !c.finalized && !c.gone) {
+        // Over TCP this may be the only sign of a node process's death.
+        c.gone = true;
+        events_.push_back(
+            {Event::Kind::kLost, client, 1, "closed its PMI connection without finalizing"});
+        check_fence();
     }
 }
 
-void Pmi2Server::flush(int client) {
+void Pmi2Server::process_decoded(int client) {
     Client& c = clients_[static_cast<size_t>(client)];
+    while (c.conn.fd >= 0) {
+        Message m;
+        bool v1 = false;
+        std::string error;
+        auto r = c.conn.decoder.next(&m, &v1, &error);
+        if (r == runtime::pmi2::StreamDecoder::Result::kNeedMore) return;
+        if (r == runtime::pmi2::StreamDecoder::Result::kError) {
+            protocol_error(client, "malformed PMI message: " + error);
+            return;
+        }
+        dispatch(client, m, v1);
+    }
+}
+
+void Pmi2Server::flush(Connection& c) {
     while (c.fd >= 0 && !c.out.empty()) {
         ssize_t n = send(c.fd, c.out.data(), c.out.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n > 0) {
@@ -133,13 +163,15 @@ void Pmi2Server::flush(int client) {
         } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
             return;  // poll_events() now asks for POLLOUT
         } else {
-            close_channel(client);
+            close(c.fd);  // the peer is gone; reading tells the rest
+            c.fd = -1;
+            c.out.clear();
         }
     }
 }
 
 void Pmi2Server::close_channel(int client) {
-    Client& c = clients_[static_cast<size_t>(client)];
+    Connection& c = clients_[static_cast<size_t>(client)].conn;
     if (c.fd >= 0) close(c.fd);
     c.fd = -1;
     c.out.clear();
@@ -159,6 +191,17 @@ const std::map<std::string, Pmi2Server::Handler>& Pmi2Server::handlers() {
     return table;
 }
 
+// The PMI-1 init line; false when the client asked for another version.
+bool Pmi2Server::answer_init(Connection& c, const Message& m) {
+    long version = 0;
+    bool ok = m.get_int("pmi_version", &version) && version == 2;
+    Message resp("response_to_init");
+    resp.add_int("pmi_version", 2).add_int("pmi_subversion", 0).add_int("rc", ok ? 0 : 1);
+    c.out += runtime::pmi2::format_v1_line(resp);
+    flush(c);
+    return ok;
+}
+
 void Pmi2Server::dispatch(int client, const Message& m, bool v1) {
     Client& c = clients_[static_cast<size_t>(client)];
     if (v1) {
@@ -166,13 +209,7 @@ void Pmi2Server::dispatch(int client, const Message& m, bool v1) {
             protocol_error(client, "PMI-1 command '" + m.cmd() + "': mpcrun serves PMI-2 only");
             return;
         }
-        long version = 0;
-        bool ok = m.get_int("pmi_version", &version) && version == 2;
-        Message resp("response_to_init");
-        resp.add_int("pmi_version", 2).add_int("pmi_subversion", 0).add_int("rc", ok ? 0 : 1);
-        c.out += runtime::pmi2::format_v1_line(resp);
-        flush(client);
-        if (!ok)
+        if (!answer_init(c.conn, m))
             protocol_error(client, "it asked for PMI version " + m.get("pmi_version", "?") +
                                        "; mpcrun serves PMI-2 only");
         return;
@@ -195,7 +232,7 @@ void Pmi2Server::reply(int client, Message resp, const Message& request) {
         protocol_error(client, "cannot answer: " + error);
         return;
     }
-    c.out += frame;
+    c.conn.out += frame;
     flush(client);
 }
 

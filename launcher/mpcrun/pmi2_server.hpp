@@ -8,9 +8,17 @@
 // fence that can no longer complete (a client finalized or ended without
 // joining it) fails with an error answer instead of hanging.
 //
+// Node processes on other hosts (started by ssh or srun) connect over TCP
+// instead: listen_tcp() opens a port, given to them as PMI_PORT. Until its
+// fullinit a connection is "pending"; fullinit's pmirank says which client it
+// is and its pmijobid must be this job's (the jobid holds a random part, so a
+// stray connection cannot join). A TCP client that goes away before finalize
+// is reported as a kLost event (its host may not tell mpcrun otherwise).
+//
 // The server never blocks and never owns the event loop: mpcrun polls fd()
-// with poll_events() and calls handle(); abort and protocol errors come back
-// as events for mpcrun to end the job. It never kills or waits for processes.
+// with poll_events() and calls handle() (likewise the listening socket and
+// pending connections); abort and protocol errors come back as events for
+// mpcrun to end the job. It never kills or waits for processes.
 #pragma once
 
 #include <map>
@@ -25,14 +33,15 @@ namespace mpc::launcher {
 class Pmi2Server {
   public:
     struct Event {
-        enum class Kind { kAbort, kProtocolError };
+        enum class Kind { kAbort, kProtocolError, kLost };
         Kind kind;
         int client;
         int status;           // abort: the exit code asked for
         std::string message;  // abort: the client's message; error: what was wrong
     };
 
-    // size clients; PMI_process_mapping says one node process per node.
+    // size clients; PMI_process_mapping says one node process per node
+    // unless set_job_attr changes it.
     Pmi2Server(int size, std::string jobid);
     ~Pmi2Server();
     Pmi2Server(const Pmi2Server&) = delete;
@@ -50,11 +59,31 @@ class Pmi2Server {
     // In the parent, after fork: its copy of the child's end is not needed.
     void close_child_end(int client);
 
+    // TCP: listens on every address of this host, an ephemeral port; returns
+    // the port, or -1 with *error.
+    int listen_tcp(std::string* error);
+    // The variables of a node process that connects over TCP: PMI_PORT (at
+    // host, which must reach this one), PMI_JOBID, PMI_SIZE, and PMI_RANK
+    // unless client < 0 (srun gives each task SLURM_PROCID instead).
+    std::vector<std::pair<std::string, std::string>> tcp_environment(const std::string& host,
+                                                                     int client) const;
+
     // Polling: the server's end of client's channel (-1 once closed), the
     // events to wait for, and what to do when poll() reports revents.
-    int fd(int client) const { return clients_[static_cast<size_t>(client)].fd; }
+    int fd(int client) const { return clients_[static_cast<size_t>(client)].conn.fd; }
     short poll_events(int client) const;
     void handle(int client, short revents);
+    // The same for the listening socket (-1 without TCP) and for the pending
+    // connections (slots whose fd is -1 are free).
+    int listen_fd() const { return listen_fd_; }
+    void accept_connections();
+    int pending_slots() const { return static_cast<int>(pending_.size()); }
+    int pending_fd(int slot) const { return pending_[static_cast<size_t>(slot)].fd; }
+    short pending_poll_events(int slot) const;
+    void handle_pending(int slot, short revents);
+    // Closes every connection (the job is over: remote node processes still
+    // running see it and end) and the listening socket.
+    void close_all();
     // One poll() round over every channel (tests, simple loops).
     void poll_once(int timeout_ms);
 
@@ -66,11 +95,15 @@ class Pmi2Server {
     bool finalized(int client) const { return clients_[static_cast<size_t>(client)].finalized; }
 
   private:
-    struct Client {
+    struct Connection {
         int fd = -1;
-        int child_fd = -1;
         runtime::pmi2::StreamDecoder decoder;
         std::string out;  // answers not yet written
+    };
+    struct Client {
+        Connection conn;
+        int child_fd = -1;
+        bool tcp = false;  // connected through listen_tcp()
         bool in_fence = false;
         bool finalized = false;
         bool gone = false;
@@ -80,8 +113,13 @@ class Pmi2Server {
     using Handler = void (Pmi2Server::*)(int, const runtime::pmi2::Message&);
 
     void read_from(int client);
-    void flush(int client);
+    void process_decoded(int client);
+    static bool read_into(Connection& c);  // false at end of stream or error
+    static void flush(Connection& c);
+    void flush(int client) { flush(clients_[static_cast<size_t>(client)].conn); }
     void close_channel(int client);
+    static bool answer_init(Connection& c, const runtime::pmi2::Message& m);
+    void identify(int slot, const runtime::pmi2::Message& fullinit);
     void dispatch(int client, const runtime::pmi2::Message& m, bool v1);
     void reply(int client, runtime::pmi2::Message m, const runtime::pmi2::Message& request);
     void protocol_error(int client, const std::string& what);
@@ -99,6 +137,8 @@ class Pmi2Server {
     static const std::map<std::string, Handler>& handlers();
 
     std::vector<Client> clients_;
+    std::vector<Connection> pending_;
+    int listen_fd_ = -1;
     std::string jobid_;
     std::map<std::string, std::string> attrs_;
     std::map<std::string, std::string> kvs_;

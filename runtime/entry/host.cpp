@@ -121,17 +121,6 @@ void kill_job(int status, const char* message) {
     if (g_boot) g_boot->abort(status, message);
 }
 
-// Block distribution of world ranks over node processes.
-std::vector<int> block_layout(int ranks, int nodes) {
-    std::vector<int> node_of(static_cast<size_t>(ranks));
-    for (int n = 0; n < nodes; ++n) {
-        int lo = static_cast<int>(static_cast<long>(ranks) * n / nodes);
-        int hi = static_cast<int>(static_cast<long>(ranks) * (n + 1) / nodes);
-        for (int r = lo; r < hi; ++r) node_of[static_cast<size_t>(r)] = n;
-    }
-    return node_of;
-}
-
 // MPC_CORES: hwloc logical core indexes, "0-3,6".
 std::vector<int> parse_cores(const char* text) {
     std::vector<int> cores;
@@ -200,15 +189,16 @@ int run(MainFn user_main, int argc, char** argv, char** envp) {
     runtime::set_job_killer(kill_job);
     runtime::set_node_id(boot->size() > 1 ? boot->rank() : -1);
 
-    // The layout: MPC_NRANKS ranks (set by mpcrun) over the node processes;
-    // a launcher that knows nothing of us (srun) gives one rank per process.
+    // The layout: MPC_NRANKS ranks (set by mpcrun) over the node processes, in
+    // blocks or cyclically (MPC_MAP); a launcher that knows nothing of us
+    // (srun) gives one rank per process.
     const int nodes = boot->size();
     const int ranks = static_cast<int>(runtime::env::get_int("MPC_NRANKS", nodes, nodes, 1 << 22));
     mpi::JobLayout layout;
     layout.world_size = ranks;
     layout.num_nodes = nodes;
     layout.node_id = boot->rank();
-    layout.node_of = block_layout(ranks, nodes);
+    layout.node_of = runtime::rank_layout(ranks, nodes, runtime::rank_map_from_env());
     layout.appnum = boot->appnum();
     mpi::process_setup(layout);
     const auto& locals = mpi::world().locals;

@@ -27,8 +27,11 @@ class Client final : public Bootstrap {
   public:
     Client(int fd, std::string jobid) : fd_(fd), jobid_(std::move(jobid)) {}
     ~Client() override {
+        watch_.reset();  // before its fd closes
         if (fd_ >= 0) close(fd_);
     }
+
+    void watch_launcher() { watch_ = std::make_unique<LauncherWatch>(fd_); }
 
     bool handshake(int rank_hint, std::string* error);
 
@@ -89,6 +92,7 @@ class Client final : public Bootstrap {
         std::lock_guard lock(mutex_);
         if (fd_ < 0) return;
         call_or_die(Message("finalize"), "finalize-response");
+        watch_.reset();  // mpcrun may now close first: that is no longer an accident
         close(fd_);
         fd_ = -1;
     }
@@ -140,6 +144,7 @@ class Client final : public Bootstrap {
     }
 
     std::recursive_mutex mutex_;
+    std::unique_ptr<LauncherWatch> watch_;
     int fd_;
     std::string jobid_;
     int rank_ = 0, size_ = 1, appnum_ = 0;
@@ -195,28 +200,50 @@ bool Client::handshake(int rank_hint, std::string* error) {
 std::unique_ptr<Bootstrap> connect(const ClientOptions& options, std::string* error) {
     auto client = std::make_unique<Client>(options.fd, options.jobid);
     if (!client->handshake(options.rank, error)) return nullptr;
+    if (options.watch_launcher) client->watch_launcher();
     return client;
 }
 
 }  // namespace pmi2
 
+namespace {
+
+// The rank the launcher gave: PMI_RANK (mpcrun, hydra, Slurm), PMI_ID (MPICH),
+// SLURM_PROCID (srun starting mpcrun's node processes); -1 when none is set.
+int rank_from_environment() {
+    for (const char* name : {"PMI_RANK", "PMI_ID", "SLURM_PROCID"})
+        if (env::get(name)) return static_cast<int>(env::get_int(name, -1, 0, INT_MAX));
+    return -1;
+}
+
+}  // namespace
+
 std::unique_ptr<Bootstrap> make_pmi2_bootstrap() {
-    if (!env::get("PMI_FD")) return nullptr;
+    const char* fd_text = env::get("PMI_FD");
+    const char* port = env::get("PMI_PORT");
+    if (!fd_text && !port) return nullptr;
     pmi2::ClientOptions options;
-    options.fd = static_cast<int>(env::get_int("PMI_FD", -1, 0, INT_MAX));
     if (const char* jobid = env::get("PMI_JOBID")) options.jobid = jobid;
-    const char* rank_var = env::get("PMI_RANK") ? "PMI_RANK" : "PMI_ID";  // hydra, Slurm; MPICH
-    options.rank = static_cast<int>(env::get_int(rank_var, -1, 0, INT_MAX));
-    if (fcntl(options.fd, F_GETFD) < 0)
-        fatal(
-            "PMI_FD=%d is not an open file descriptor: was this process started by a PMI-2 "
-            "launcher (mpcrun, srun --mpi=pmi2)?",
-            options.fd);
-    // Programs that the ranks start must not inherit the connection.
-    fcntl(options.fd, F_SETFD, FD_CLOEXEC);
+    options.rank = rank_from_environment();
     std::string error;
+    if (fd_text) {
+        options.fd = static_cast<int>(env::get_int("PMI_FD", -1, 0, INT_MAX));
+        if (fcntl(options.fd, F_GETFD) < 0)
+            fatal(
+                "PMI_FD=%d is not an open file descriptor: was this process started by a PMI-2 "
+                "launcher (mpcrun, srun --mpi=pmi2)?",
+                options.fd);
+        // Programs that the ranks start must not inherit the connection.
+        fcntl(options.fd, F_SETFD, FD_CLOEXEC);
+    } else {
+        options.fd = pmi2::connect_tcp(port, &error);
+        if (options.fd < 0) fatal("PMI-2 bootstrap: %s", error.c_str());
+        options.watch_launcher = true;
+    }
     auto boot = pmi2::connect(options, &error);
-    if (!boot) fatal("PMI-2 bootstrap (PMI_FD=%d): %s", options.fd, error.c_str());
+    if (!boot)
+        fatal("PMI-2 bootstrap (%s=%s): %s", fd_text ? "PMI_FD" : "PMI_PORT",
+              fd_text ? fd_text : port, error.c_str());
     return boot;
 }
 

@@ -6,10 +6,14 @@ usage: mpcrun_check.py MPCRUN PMI_PROBE CASE
 Each case runs mpcrun, checks its exit status, its output and how long it
 took, and that no process of the job is left (the probe gets a unique marker
 argument that the process table is searched for). Exit 0 = pass, 77 = skip.
+The remote-host cases start node processes through fake_ssh.sh (MPC_SSH; this
+machine has no sshd) and run the MPI program $RANK_LAYOUT.
 """
 import os
 import re
 import shutil
+import socket
+import tempfile
 import signal
 import subprocess
 import sys
@@ -17,6 +21,8 @@ import time
 import uuid
 
 MPCRUN, PROBE, CASE = sys.argv[1], sys.argv[2], sys.argv[3]
+FAKE_SSH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_ssh.sh")
+RANK_LAYOUT = os.environ.get("RANK_LAYOUT", "")
 MARKER = "marker-" + uuid.uuid4().hex
 STARTED = []  # mpcrun processes started with Popen, killed when a check fails
 
@@ -56,10 +62,10 @@ def expect_no_leftovers(within=3.0):
         time.sleep(0.05)
 
 
-def run(args, expect, stdin=subprocess.DEVNULL, max_seconds=None):
+def run(args, expect, stdin=subprocess.DEVNULL, max_seconds=None, env=None):
     start = time.monotonic()
     result = subprocess.run([MPCRUN] + args, stdin=stdin, capture_output=True, text=True,
-                            timeout=60)
+                            timeout=60, env=env)
     took = time.monotonic() - start
     if result.returncode != expect:
         fail(f"mpcrun {' '.join(args)}: exit status {result.returncode}, expected {expect}",
@@ -218,22 +224,141 @@ def case_hydra():
     expect_no_leftovers()
 
 
-def case_slurm():
-    """The same client under Slurm's srun --mpi=pmi2, when a Slurm cluster answers."""
-    srun, sinfo = shutil.which("srun"), shutil.which("sinfo")
-    try:
-        answered = sinfo and subprocess.run([sinfo, "-h", "-t", "idle,mix"], capture_output=True,
-                                            text=True, timeout=10).stdout.strip()
-    except (OSError, subprocess.TimeoutExpired):
-        answered = False
-    if not srun or not answered:
-        print("SKIP: no Slurm cluster answers here")
-        sys.exit(77)
-    r = subprocess.run([srun, "--mpi=pmi2", "--immediate=10", "-O", "-n", "3", PROBE, "kvs", "3",
-                        MARKER], capture_output=True, text=True, timeout=60)
-    if r.returncode != 0 or r.stdout.count("pmi ok") != 3:
-        fail("pmi_probe kvs under srun --mpi=pmi2", r)
-    expect_no_leftovers()
+def ssh_env(**extra):
+    """mpcrun's environment with the fake ssh; FAKE_SSH_LOG collects the hosts."""
+    env = dict(os.environ, MPC_SSH=FAKE_SSH + " -o BatchMode=yes", **extra)
+    for name in ("SLURM_JOB_ID", "MPC_LAUNCH"):
+        env.pop(name, None)
+    return env
+
+
+def logged_hosts(path):
+    with open(path) as f:
+        return f.read().split()
+
+
+def case_hosts():
+    """--hosts: node processes through MPC_SSH, -p per host, variables passed on."""
+    here = socket.gethostname()
+    with tempfile.TemporaryDirectory() as tmp:
+        log = os.path.join(tmp, "hosts")
+        env = ssh_env(FAKE_SSH_LOG=log, MPC_STACK_SIZE="1M", MY_VAR="forwarded", OTHER="kept here")
+        r = run(["-n", "8", "--hosts", f"localhost,{here}", "-p", "2", "--map", "cyclic",
+                 RANK_LAYOUT, "cyclic", "4", MARKER], expect=0, max_seconds=20, env=env)
+        if "rank_layout: cyclic 4 ok" not in r.stdout:
+            fail("rank_layout over 2 hosts x 2 node processes", r)
+        if logged_hosts(log) != ["localhost", "localhost", here, here]:
+            fail(f"ssh reached {logged_hosts(log)}, expected localhost x2 then {here} x2", r)
+        # A remote shell starts afresh: only MPC_* and -x variables may arrive.
+        show = ('echo "node=$MPC_NODE_ID of=$MPC_NUM_NODES rank=$PMI_RANK stack=$MPC_STACK_SIZE '
+                'my=${MY_VAR:-unset} other=${OTHER:-unset} set=$SET_HERE"')
+        r = run(["-n", "3", "-H", "localhost,localhost,localhost", "-x", "MY_VAR", "-x",
+                 "SET_HERE=a b'c", "sh", "-c", show, MARKER], expect=0, max_seconds=10, env=env)
+        for node in range(3):
+            want = (f"node={node} of=3 rank={node} stack=1M my=forwarded other=unset "
+                    "set=a b'c")
+            if want not in r.stdout:
+                fail(f"node process {node}: expected '{want}'", r)
+        r = run(["-n", "2", "-N", "1", "--hosts", "localhost,nowhere.invalid", RANK_LAYOUT,
+                 "block", "1", MARKER], expect=0, max_seconds=10, env=env)
+        if "rank_layout: block 1 ok" not in r.stdout:
+            fail("-N 1 should use the first host only", r)
+
+
+def case_hostfile():
+    here = socket.gethostname()
+    with tempfile.TemporaryDirectory() as tmp:
+        hostfile = os.path.join(tmp, "hosts")
+        with open(hostfile, "w") as f:
+            f.write(f"# the nodes\n\nlocalhost   # first\n  {here}\n")
+        r = run(["-n", "5", "--hostfile", hostfile, RANK_LAYOUT, "block", "2", MARKER],
+                expect=0, max_seconds=20, env=ssh_env())
+        if "rank_layout: block 2 ok" not in r.stdout:
+            fail("rank_layout over the 2 hosts of a host file", r)
+        with open(hostfile, "a") as f:
+            f.write("other slots=4\n")
+        r = run(["-n", "5", "--hostfile", hostfile, "true"], expect=2, env=ssh_env())
+        if "slots=4" not in r.stderr or "use -p" not in r.stderr:
+            fail("a host file line with more than a name: no clear error", r)
+
+
+def case_remote_failure():
+    """Exit status, signal and abort of node processes started through ssh."""
+    env = ssh_env()
+    hosts = ["--hosts", "localhost,localhost,localhost"]
+    r = run(hosts + probe(3, "exit3"), expect=3, max_seconds=10, env=env)
+    if "node process 1" not in r.stderr or "host localhost" not in r.stderr:
+        fail("no message naming node process 1 and its host", r)
+    r = run(hosts + probe(3, "segv"), expect=139, max_seconds=10, env=env)
+    if "node process 1" not in r.stderr:
+        fail("no message naming node process 1", r)
+    r = run(hosts[:1] + ["localhost,localhost"] + probe(2, "abort"), expect=7, max_seconds=10,
+            env=env)
+    if not re.search(r"node process 1 .*aborted.*probe abort", r.stderr):
+        fail("no abort message naming node process 1 and its text", r)
+    r = run(["--hosts", "localhost,nowhere.invalid"] + probe(2, "kvs", "2"), expect=255,
+            max_seconds=10, env=env)
+    if "node process 1" not in r.stderr or "nowhere.invalid" not in r.stderr:
+        fail("an unreachable host: no message naming it", r)
+
+
+def case_remote_killed():
+    """mpcrun killed: node processes it reached through ssh end too (their PMI
+    connection closes; no signal reaches them)."""
+    proc = subprocess.Popen([MPCRUN, "--hosts", "localhost,localhost,localhost"] +
+                            probe(3, "wait"), stdout=subprocess.PIPE, text=True, env=ssh_env())
+    STARTED.append(proc)
+    wait_ready(proc, 3)
+    if len([pid for pid in job_processes() if pid != proc.pid]) < 3:
+        fail(f"expected 3 node processes besides mpcrun, found {job_processes()}")
+    proc.kill()
+    proc.wait()
+    expect_no_leftovers(within=3.0)
+    # SIGTERM: the job ends cleanly, remote node processes included.
+    proc = subprocess.Popen([MPCRUN, "--hosts", "localhost,localhost"] + probe(2, "wait"),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=ssh_env())
+    STARTED.append(proc)
+    wait_ready(proc, 2)
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=10)
+    if proc.returncode != 128 + signal.SIGTERM:
+        fail(f"exit status {proc.returncode} after SIGTERM, expected 143")
+    expect_no_leftovers(within=3.0)
+
+
+def case_bind():
+    show = 'echo "node=$MPC_NODE_ID bind=${MPC_BIND:-unset} map=$MPC_MAP"'
+    for option, value in ((["--bind", "none"], "0"), (["--bind=core"], "1"), ([], "unset")):
+        r = run(["-n", "2", "-N", "2"] + option + ["sh", "-c", show, MARKER], expect=0,
+                max_seconds=10)
+        for node in (0, 1):
+            if f"node={node} bind={value} map=block" not in r.stdout:
+                fail(f"{option}: node {node} did not see MPC_BIND={value}", r)
+
+
+def case_launch_errors():
+    """Usage errors of the placement options: exit 2, a reason and the usage text."""
+    env = dict(os.environ)
+    env.pop("SLURM_JOB_ID", None)
+    for args, what in ((["-n", "2", "-p", "0", "p"], "invalid number of node processes per node"),
+                       (["-n", "2", "--bind", "socket", "p"], "invalid binding"),
+                       (["-n", "2", "--map", "round", "p"], "invalid rank mapping"),
+                       (["-n", "2", "--hosts", "a,,b", "p"], "invalid host list"),
+                       (["-n", "2", "--hosts", "a", "--hostfile", "f", "p"], "exclude each other"),
+                       (["-n", "4", "-N", "3", "--hosts", "a,b", "p"], "more nodes than the 2 hosts"),
+                       (["-n", "3", "-N", "2", "-p", "2", "p"], "more node processes"),
+                       (["-n", "3", "--hostfile", "/nonexistent/hosts", "p"], "cannot read"),
+                       (["-n", "2", "p"], "MPC_LAUNCH=slurm, but this is not inside")):
+        run_env = dict(env, MPC_LAUNCH="slurm") if "MPC_LAUNCH" in what else env
+        r = subprocess.run([MPCRUN] + args, capture_output=True, text=True, timeout=10,
+                           env=run_env)
+        if r.returncode != 2 or what not in r.stderr or "usage: mpcrun" not in r.stderr:
+            fail(f"mpcrun {' '.join(args)}: expected a usage error ({what})", r)
+    r = subprocess.run([MPCRUN, "-n", "2", "true"], capture_output=True, text=True, timeout=10,
+                       env=dict(env, MPC_MAP="diagonal"))
+    if r.returncode != 2 or "MPC_MAP=diagonal" not in r.stderr:
+        fail("MPC_MAP=diagonal: expected a usage error", r)
 
 
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}

@@ -1,13 +1,15 @@
 // runtime/bootstrap: how a node process learns about the job and exchanges
 // addresses with the other node processes.
 //
-// Speaks the PMI-2 wire protocol when started by a PMI-2 launcher (mpcrun,
-// Slurm's srun --mpi=pmi2: PMI_FD is set); otherwise the process is a
-// singleton job of one node process.
+// Speaks the PMI-2 wire protocol when started by a PMI-2 launcher: through
+// the socket in PMI_FD (mpcrun on one host, Slurm's srun --mpi=pmi2, hydra)
+// or by connecting to PMI_PORT (mpcrun's node processes started by ssh or
+// srun); otherwise the process is a singleton job of one node process.
 #pragma once
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace mpc::runtime {
 
@@ -30,8 +32,19 @@ public:
     virtual void abort(int status, const char* message) = 0;
     virtual void finalize() = 0;
 
-    // PMI-2 client when PMI_FD is set, otherwise a singleton.
+    // PMI-2 client when PMI_FD or PMI_PORT is set, otherwise a singleton.
     static std::unique_ptr<Bootstrap> create();
 };
+
+// How the world ranks are spread over the node processes (mpcrun --map):
+// block gives node process n a contiguous range, cyclic deals them out one
+// at a time (rank r on node process r % node_procs).
+enum class RankMap { kBlock, kCyclic };
+
+// MPC_MAP=block|cyclic, block when unset; any other value is fatal.
+RankMap rank_map_from_env();
+
+// node_of[r]: the node process of world rank r, for ranks >= node_procs >= 1.
+std::vector<int> rank_layout(int ranks, int node_procs, RankMap map);
 
 }  // namespace mpc::runtime

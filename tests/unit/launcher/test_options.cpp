@@ -38,7 +38,8 @@ TEST_CASE("ranks, node processes and the program", "[launcher][options]") {
         Options x;
         REQUIRE(parse(spelling, &x, &error));
         CHECK(x.ranks == 3);
-        CHECK(x.nodes == 1);
+        CHECK(x.nodes == 0);  // not given: JobPlan decides
+        CHECK(x.per_node == 1);
     }
 }
 
@@ -57,6 +58,29 @@ TEST_CASE("every other option", "[launcher][options]") {
     CHECK(o.env == std::vector<std::string>{"A=1", "B"});
     CHECK(o.cores == 2);
     CHECK(o.program == std::vector<std::string>{"-prog"});
+}
+
+TEST_CASE("placement: nodes, node processes per node, hosts, binding, mapping",
+          "[launcher][options]") {
+    Options o;
+    std::string error;
+    REQUIRE(parse({"-n", "8", "-N", "2", "-p", "2", "--hosts", "a,b", "-H=c", "--bind=none",
+                   "--map", "cyclic", "p"},
+                  &o, &error));
+    CHECK(o.nodes == 2);
+    CHECK(o.per_node == 2);
+    CHECK(o.hosts == std::vector<std::string>{"a", "b", "c"});
+    CHECK(o.bind == "none");
+    CHECK(o.map == "cyclic");
+    Options f;
+    REQUIRE(parse({"-n", "2", "--hostfile", "nodes.txt", "--bind", "core", "--map=block", "p"}, &f,
+                  &error));
+    CHECK(f.hostfile == "nodes.txt");
+    CHECK(f.bind == "core");
+    CHECK(f.map == "block");
+    Options many;  // -N is checked against the hosts later, not here
+    REQUIRE(parse({"-n", "4", "-p", "4", "p"}, &many, &error));
+    CHECK(many.per_node == 4);
 }
 
 TEST_CASE("thread-poll and thread-block choose the progress thread's wait", "[launcher][options]") {
@@ -99,8 +123,17 @@ TEST_CASE("bad values and options are rejected", "[launcher][options]") {
     CHECK(error_of({"-n", "-1", "p"}).find("invalid number of ranks") == 0);
     CHECK(error_of({"-n", "2x", "p"}).find("invalid number of ranks") == 0);
     CHECK(error_of({"-n", "99999999999", "p"}).find("invalid number of ranks") == 0);
-    CHECK(error_of({"-n", "2", "-N", "0", "p"}).find("invalid number of node processes") == 0);
+    CHECK(error_of({"-n", "2", "-N", "0", "p"}).find("invalid number of nodes") == 0);
     CHECK(error_of({"-n", "2", "-N", "3", "p"}).find("more node processes") == 0);
+    CHECK(error_of({"-n", "2", "-p", "0", "p"}).find("invalid number of node processes per") == 0);
+    CHECK(error_of({"-n", "3", "-N", "2", "-p", "2", "p"}) ==
+          "more node processes (2 nodes x -p 2) than ranks (-n 3)");
+    CHECK(error_of({"-n", "2", "--bind", "socket", "p"}).find("invalid binding") == 0);
+    CHECK(error_of({"-n", "2", "--map=spread", "p"}).find("invalid rank mapping") == 0);
+    CHECK(error_of({"-n", "2", "--hosts", "a,", "p"}).find("invalid host list") == 0);
+    CHECK(error_of({"-n", "2", "--hosts", "a b", "p"}).find("invalid host list") == 0);
+    CHECK(error_of({"-n", "2", "--hosts", "a", "--hostfile", "f", "p"}) ==
+          "--hosts and --hostfile exclude each other");
     CHECK(error_of({"p"}) == "the number of ranks is missing (-n N)");
     CHECK(error_of({"-n", "2"}) == "no program to run");
     CHECK(error_of({"--bogus", "p"}) == "unknown option '--bogus'");

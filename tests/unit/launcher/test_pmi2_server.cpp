@@ -22,10 +22,17 @@ namespace pmi2 = mpc::runtime::pmi2;
 namespace {
 
 // A server polled by its own thread; events are collected for the test.
+// With tcp, clients connect to its port instead of using socketpairs.
 class ServerThread {
   public:
-    explicit ServerThread(int size) : server_(size, "test-job") {
-        for (int i = 0; i < size; ++i) {
+    explicit ServerThread(int size, bool tcp = false) : server_(size, "test-job") {
+        if (tcp) {
+            std::string error;
+            port_ = server_.listen_tcp(&error);
+            INFO(error);
+            REQUIRE(port_ > 0);
+        }
+        for (int i = 0; i < size && !tcp; ++i) {
             std::string error;
             int child = server_.open_channel(i, &error);
             REQUIRE(child >= 0);
@@ -54,12 +61,21 @@ class ServerThread {
     }
     // For client threads: Catch2's assertion macros are for the test's thread only.
     std::unique_ptr<Bootstrap> connect_quiet(int i, std::string* error) {
+        if (port_ > 0) return connect_tcp(i, "test-job", error);
         return pmi2::connect({fds_[static_cast<size_t>(i)], "test-job", i}, error);
     }
+    // As a node process on another host would: PMI_PORT, PMI_JOBID, PMI_RANK.
+    std::unique_ptr<Bootstrap> connect_tcp(int rank, const std::string& jobid, std::string* error) {
+        int fd = pmi2::connect_tcp("localhost:" + std::to_string(port_), error);
+        if (fd < 0) return nullptr;
+        return pmi2::connect({fd, jobid, rank}, error);
+    }
 
-    // Waits up to 5 s for an event.
-    std::vector<Pmi2Server::Event> wait_events() {
-        for (int i = 0; i < 1000; ++i) {
+    int port() const { return port_; }
+
+    // Waits up to timeout_ms for an event (shorter when none is expected).
+    std::vector<Pmi2Server::Event> wait_events(int timeout_ms = 5000) {
+        for (int i = 0; i < timeout_ms / 5; ++i) {
             {
                 std::lock_guard lock(mutex_);
                 if (!events_.empty()) return events_;
@@ -71,6 +87,7 @@ class ServerThread {
 
   private:
     Pmi2Server server_;
+    int port_ = -1;
     std::vector<int> fds_;
     std::atomic<bool> stop_{false};
     std::mutex mutex_;
@@ -139,7 +156,9 @@ TEST_CASE("fullinit gives rank, size and the job attributes", "[pmi2][server]") 
 
 TEST_CASE("kvs-fence is a barrier after which every put is visible", "[pmi2][server]") {
     constexpr int kClients = 4;
-    ServerThread s(kClients);
+    const bool tcp = GENERATE(false, true);
+    INFO("over " << (tcp ? "TCP" : "socketpairs"));
+    ServerThread s(kClients, tcp);
     std::atomic<int> arrived{0};
     std::atomic<int> failures{0};
     std::vector<std::thread> threads;
@@ -279,4 +298,56 @@ TEST_CASE("protocol errors become events and close the channel", "[pmi2][server]
     CHECK(refused.get("rc") != "0");
     close(fds[0]);
     close(fds[1]);
+}
+
+TEST_CASE("TCP clients are known by their pmirank, in any order", "[pmi2][server][tcp]") {
+    ServerThread s(3, true);
+    std::vector<std::unique_ptr<Bootstrap>> boots(3);
+    for (int i = 2; i >= 0; --i) boots[static_cast<size_t>(i)] = s.connect(i);
+    for (int i = 0; i < 3; ++i) CHECK(boots[static_cast<size_t>(i)]->rank() == i);
+    CHECK(boots[0]->job_attr("PMI_process_mapping") == "(vector,(0,3,1))");
+    for (auto& b : boots) b->finalize();
+    CHECK(s.wait_events(200).empty());  // finalized first: closing is no loss
+}
+
+TEST_CASE("TCP connections of another job or a taken rank are refused", "[pmi2][server][tcp]") {
+    ServerThread s(2, true);
+    std::string error;
+    CHECK_FALSE(s.connect_tcp(0, "other-job", &error));
+    CHECK(error.find("refused") != std::string::npos);
+    CHECK(error.find("another job") != std::string::npos);
+    CHECK_FALSE(s.connect_tcp(5, "test-job", &error));
+    CHECK(error.find("pmirank") != std::string::npos);
+    CHECK_FALSE(s.connect_tcp(-1, "test-job", &error));
+    auto first = s.connect(1);
+    CHECK_FALSE(s.connect_tcp(1, "test-job", &error));
+    CHECK(error.find("node process 1 is connected already") != std::string::npos);
+    // A connection that says nothing and leaves changes nothing.
+    int silent = pmi2::connect_tcp("localhost:" + std::to_string(s.port()), &error);
+    REQUIRE(silent >= 0);
+    close(silent);
+    auto second = s.connect(0);
+    CHECK(second->rank() == 0);
+    first->finalize();
+    second->finalize();
+}
+
+TEST_CASE("a TCP client gone before finalize is reported lost", "[pmi2][server][tcp]") {
+    ServerThread s(2, true);
+    auto a = s.connect(0);
+    auto b = s.connect(1);
+    b.reset();  // closes its connection without finalize
+    auto events = s.wait_events();
+    REQUIRE(events.size() == 1);
+    CHECK(events[0].kind == Pmi2Server::Event::Kind::kLost);
+    CHECK(events[0].client == 1);
+    a.reset();
+}
+
+TEST_CASE("connect_tcp explains what it cannot reach", "[pmi2][client][tcp]") {
+    std::string error;
+    CHECK(pmi2::connect_tcp("no-port-here", &error) < 0);
+    CHECK(error.find("is not host:port") != std::string::npos);
+    CHECK(pmi2::connect_tcp("host.invalid:1", &error) < 0);
+    CHECK(error.find("cannot resolve") != std::string::npos);
 }

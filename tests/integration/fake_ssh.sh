@@ -1,0 +1,29 @@
+#!/bin/sh
+# A stand-in for ssh on a machine without sshd (MPC_SSH in mpcrun's tests):
+# `fake_ssh.sh [-o OPT | -x | ...] HOST COMMAND` runs COMMAND here as sshd
+# would on HOST: with a shell, in a clean environment (a remote login does not
+# inherit mpcrun's variables: mpcrun must pass them in COMMAND), in a session
+# of its own (signals to this script's process group do not reach it, nor does
+# mpcrun's death: only the PMI connection ties it to the job). This script
+# waits for it and exits with its status, 128+N for signal N. Each call
+# appends HOST to $FAKE_SSH_LOG when that is set.
+while [ $# -gt 0 ]; do
+    case "$1" in
+        -o | -p | -l | -i) shift 2 ;;
+        -*) shift ;;
+        *) break ;;
+    esac
+done
+[ $# -ge 2 ] || { echo "fake_ssh: usage: fake_ssh.sh HOST COMMAND" >&2; exit 255; }
+host="$1"
+shift
+case "$host" in
+    localhost | 127.* | "$(hostname)" | "$(hostname -s)") ;;
+    *) echo "ssh: Could not resolve hostname $host" >&2; exit 255 ;;
+esac
+[ -n "${FAKE_SSH_LOG:-}" ] && echo "$host" >>"$FAKE_SSH_LOG"
+# stdin kept explicitly: an asynchronous command would otherwise read /dev/null.
+exec 3<&0
+env -i PATH="$PATH" HOME="${HOME:-/}" setsid sh -c "$*" <&3 3<&- &
+exec 3<&-
+wait $!
