@@ -165,15 +165,17 @@ HostShare host_share(runtime::Bootstrap& boot) {
     return share;
 }
 
-// Node processes sharing a machine split its cores into blocks, one each, so
-// that their VPs never spin on one core while another idles. More node
-// processes than cores: no block (and no binding).
-std::vector<int> core_block(const HostShare& share, int ncores) {
+// Node processes sharing a machine split the cores they may use (all, or a
+// batch system's allocation) into blocks, one each, so that their VPs never
+// spin on one core while another idles. More node processes than cores: no
+// block (and no binding).
+std::vector<int> core_block(const HostShare& share, const std::vector<int>& allowed) {
     std::vector<int> block;
+    const int ncores = static_cast<int>(allowed.size());
     if (share.count > ncores) return block;
     const int lo = static_cast<int>(static_cast<long>(ncores) * share.index / share.count);
     const int hi = static_cast<int>(static_cast<long>(ncores) * (share.index + 1) / share.count);
-    for (int c = lo; c < hi; ++c) block.push_back(c);
+    for (int c = lo; c < hi; ++c) block.push_back(allowed[static_cast<size_t>(c)]);
     return block;
 }
 
@@ -205,13 +207,12 @@ int run(MainFn user_main, int argc, char** argv, char** envp) {
     const int nlocal = static_cast<int>(locals.size());
 
     sched::Options opts;
-    const int ncores = runtime::Topology::instance().num_cores();
     // A fence: every node process takes part, whatever its MPC_CORES says.
     const HostShare share = host_share(*boot);
     opts.bind = runtime::env::get_bool("MPC_BIND", true);
     opts.cores = parse_cores(runtime::env::get("MPC_CORES"));
     if (opts.cores.empty()) {
-        opts.cores = core_block(share, ncores);
+        opts.cores = core_block(share, runtime::Topology::instance().allowed_cores());
         if (opts.cores.empty()) opts.bind = false;  // oversubscribed machine
     }
     // By default one VP per core of ours, at most one per rank.

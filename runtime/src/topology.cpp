@@ -11,20 +11,22 @@
 namespace mpc::runtime {
 namespace {
 
-hwloc_topology_t as_topo(void* p) { return static_cast<hwloc_topology_t>(p); }
+hwloc_topology_t as_topo(void* p) {
+    return static_cast<hwloc_topology_t>(p);
+}
 
 // Distance between two NUMA nodes: hwloc's latency matrix when the topology has
 // one, otherwise how far up the tree their common ancestor is.
 std::vector<std::vector<double>> numa_distances(hwloc_topology_t topo, int n) {
-    std::vector<std::vector<double>> d(static_cast<size_t>(n), std::vector<double>(static_cast<size_t>(n), 0));
+    std::vector<std::vector<double>> d(static_cast<size_t>(n),
+                                       std::vector<double>(static_cast<size_t>(n), 0));
     unsigned nr = 1;
     hwloc_distances_s* dist = nullptr;
     if (hwloc_distances_get_by_type(topo, HWLOC_OBJ_NUMANODE, &nr, &dist,
                                     HWLOC_DISTANCES_KIND_MEANS_LATENCY, 0) == 0 &&
         nr == 1 && dist && static_cast<int>(dist->nbobjs) == n) {
         for (int i = 0; i < n; ++i)
-            for (int j = 0; j < n; ++j)
-                d[i][j] = static_cast<double>(dist->values[i * n + j]);
+            for (int j = 0; j < n; ++j) d[i][j] = static_cast<double>(dist->values[i * n + j]);
         hwloc_distances_release(topo, dist);
         return d;
     }
@@ -32,8 +34,10 @@ std::vector<std::vector<double>> numa_distances(hwloc_topology_t topo, int n) {
     int top = hwloc_topology_get_depth(topo);
     for (int i = 0; i < n; ++i) {
         for (int j = 0; j < n; ++j) {
-            hwloc_obj_t a = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, static_cast<unsigned>(i));
-            hwloc_obj_t b = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, static_cast<unsigned>(j));
+            hwloc_obj_t a =
+                hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, static_cast<unsigned>(i));
+            hwloc_obj_t b =
+                hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, static_cast<unsigned>(j));
             hwloc_obj_t common = hwloc_get_common_ancestor_obj(topo, a, b);
             d[i][j] = i == j ? 0 : static_cast<double>(top - (common ? common->depth : 0));
         }
@@ -65,7 +69,8 @@ Topology::Topology() {
         hwloc_obj_t core = hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE, static_cast<unsigned>(c));
         if (!core) core = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PU, static_cast<unsigned>(c));
         for (int n = 0; n < num_numa_ && core; ++n) {
-            hwloc_obj_t numa = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, static_cast<unsigned>(n));
+            hwloc_obj_t numa =
+                hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, static_cast<unsigned>(n));
             if (numa && hwloc_bitmap_intersects(numa->cpuset, core->cpuset)) {
                 core_numa_[static_cast<size_t>(c)] = n;
                 break;
@@ -88,6 +93,25 @@ Topology::Topology() {
 
 Topology::~Topology() {
     if (topo_) hwloc_topology_destroy(as_topo(topo_));
+}
+
+std::vector<int> Topology::allowed_cores() const {
+    std::vector<int> all(static_cast<size_t>(num_cores()));
+    std::iota(all.begin(), all.end(), 0);
+    if (!has_initial_ || !this_system_) return all;
+    hwloc_topology_t topo = as_topo(topo_);
+    std::vector<int> allowed;
+    for (int c : all) {
+        hwloc_obj_t obj = hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE, static_cast<unsigned>(c));
+        if (!obj) obj = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PU, static_cast<unsigned>(c));
+        if (!obj) continue;
+        bool usable = false;
+        for (int pu = hwloc_bitmap_first(obj->cpuset); pu >= 0 && !usable;
+             pu = hwloc_bitmap_next(obj->cpuset, pu))
+            usable = pu < CPU_SETSIZE && CPU_ISSET(pu, &initial_);
+        if (usable) allowed.push_back(c);
+    }
+    return allowed.empty() ? all : allowed;
 }
 
 bool Topology::bind_thread_to_core(int core) const {

@@ -14,13 +14,15 @@
 namespace mpc::runtime {
 
 class Topology {
-public:
+  public:
     // Loaded on first use; shared by the whole process.
     static const Topology& instance();
 
     int num_cores() const { return static_cast<int>(core_numa_.size()); }
     int num_numa_nodes() const { return num_numa_; }
-    int numa_of_core(int core) const { return core_numa_[static_cast<size_t>(core) % core_numa_.size()]; }
+    int numa_of_core(int core) const {
+        return core_numa_[static_cast<size_t>(core) % core_numa_.size()];
+    }
     // NUMA nodes from nearest to farthest as seen from `numa` (itself first).
     const std::vector<int>& numa_order_from(int numa) const { return numa_order_[numa]; }
     // True when the topology describes the machine we run on (binding possible).
@@ -34,15 +36,19 @@ public:
     // it first thing, so as not to fight that VP for its core. (The runtime's
     // own threads are created before any VP binds.)
     const cpu_set_t* initial_affinity() const { return has_initial_ ? &initial_ : nullptr; }
+    // The cores (indexes as bind_thread_to_core takes them) the process may
+    // run on: those of its initial binding (a batch system's allocation, a
+    // taskset), all of them when that binding is unknown or covers none.
+    std::vector<int> allowed_cores() const;
 
     ~Topology();
     Topology(const Topology&) = delete;
     Topology& operator=(const Topology&) = delete;
 
-private:
+  private:
     Topology();
     void* topo_ = nullptr;  // hwloc_topology_t, kept opaque so users need no hwloc headers
-    cpu_set_t initial_{};      // the loading thread's binding (before any VP binds)
+    cpu_set_t initial_{};   // the loading thread's binding (before any VP binds)
     bool has_initial_ = false;
     int num_numa_ = 1;
     bool this_system_ = true;
