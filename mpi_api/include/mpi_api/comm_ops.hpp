@@ -22,6 +22,15 @@ void comm_release(Comm* c);
 // *out is the new communicator, or nullptr where the caller gets MPI_COMM_NULL.
 // Dup copies attributes through their copy callbacks, and the info hints.
 int comm_dup(Comm* old, Comm** out);
+// MPI_Comm_idup runs comm_dup in a task of its own while the caller goes on:
+// the collective tags it agrees under are reserved by the caller, in call
+// order, so that the caller's later collectives on old keep theirs.
+struct DupTags {
+    int local = -1;  // on old (its local communicator if inter); -1: none reserved
+    int cross = -1;  // intercommunicators: on old itself
+};
+DupTags reserve_dup_tags(Comm* old);
+int comm_dup_reserved(Comm* old, const DupTags& tags, Comm** out);
 int comm_split(Comm* old, int color, int key, Comm** out);
 // group: a subset of old's group (may differ between ranks when disjoint).
 int comm_create(Comm* old, const GroupRef& group, Comm** out);

@@ -1,8 +1,12 @@
 // Communicator constructors, destructor, comparison and accessors.
 #include <cstring>
+#include <memory>
 
 #include "mpi_api/comm_ops.hpp"
+#include "mpi_api/rank.hpp"
+#include "mpi_api/request.hpp"
 #include "object_checks.hpp"
+#include "scheduler/scheduler.hpp"
 
 using namespace mpc::mpi;
 
@@ -22,6 +26,28 @@ MPI_Comm handle_of(const Comm* c) {
     return c ? c->handle : MPI_COMM_NULL;
 }
 
+// MPI_Comm_idup: the duplication runs in a task of the calling rank (the
+// agreement blocks until every member has started its own), on the caller's
+// virtual processor; the request completes when it is done.
+struct IdupWork {
+    Comm* old;
+    DupTags tags;
+    MPI_Comm* newcomm;
+    Request* request;
+};
+
+void idup_task(void* p) {
+    std::unique_ptr<IdupWork> w(static_cast<IdupWork*>(p));
+    Comm* n = nullptr;
+    const int e = comm_dup_reserved(w->old, w->tags, &n);
+    *w->newcomm = handle_of(n);
+    set_empty_status(&w->request->status);
+    if (e)
+        complete_with_error(w->request, e);
+    else
+        complete(w->request);
+}
+
 }  // namespace
 
 extern "C" {
@@ -33,6 +59,25 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
     MPC_TRY(c, check_not_null(newcomm, "newcomm"));
     MPC_TRY(c, comm_dup(c, &n));
     *newcomm = handle_of(n);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
+    MPC_ENTER_ACTIVE(Comm_idup);
+    Comm* c = nullptr;
+    if (int e = check_comm(comm, &c)) return raise(nullptr, e);
+    MPC_TRY(c, check_not_null(newcomm, "newcomm"));
+    MPC_TRY(c, check_not_null(request, "request"));
+    Request* r = request_allocate(Request::Kind::Collective, c->owner, c);
+    r->active = true;
+    auto* work = new IdupWork{c, reserve_dup_tags(c), newcomm, r};
+    *request = r->handle;
+    if (mpc::sched::Scheduler* s = mpc::sched::current_scheduler()) {
+        const int vp = mpc::sched::current_vp_index();
+        s->spawn(vp >= 0 ? vp : c->owner->vp, idup_task, work, c->owner);
+    } else {
+        idup_task(work);  // no scheduler (never while ranks run): at once
+    }
     return MPI_SUCCESS;
 }
 
@@ -271,6 +316,7 @@ int PMPI_Comm_get_parent(MPI_Comm* parent) {
 
 MPC_WEAK(MPI_Comm_dup)
 MPC_WEAK(MPI_Comm_dup_with_info)
+MPC_WEAK(MPI_Comm_idup)
 MPC_WEAK(MPI_Comm_split)
 MPC_WEAK(MPI_Comm_split_type)
 MPC_WEAK(MPI_Comm_create)

@@ -59,18 +59,21 @@ Comm* build_intercomm(const Comm* parent, const uint32_t* contexts, GroupRef loc
     return c;
 }
 
-// Agreement among all ranks of intracommunicator old.
-int agree_over(Comm* old, bool claims, uint32_t* context) {
+// Agreement among all ranks of intracommunicator old; with a reserved tag
+// (>= 0, MPI_Comm_idup) every round uses it instead of the next collective tag.
+int agree_over(Comm* old, bool claims, uint32_t* context, int reserved_tag = -1) {
     Agreement a;
     a.local = Team::all(old);
     a.tags.sequence = old;
-    a.key = key_of(old);
+    a.tags.fixed = reserved_tag;
+    a.key = key_of(old, reserved_tag >= 0 ? static_cast<uint32_t>(reserved_tag) + 1 : 0);
     a.claims = claims;
     return agree_contexts(old->owner, a, 1, context);
 }
 
-// Agreement among both groups of intercommunicator inter.
-int agree_over_inter(Comm* inter, int npairs, uint32_t* contexts) {
+// Agreement among both groups of intercommunicator inter (reserved tags as above:
+// on its local communicator and on itself).
+int agree_over_inter(Comm* inter, int npairs, uint32_t* contexts, const int* reserved = nullptr) {
     Comm* lc = inter->local_comm.get();
     Agreement a;
     a.local = Team::all(lc);
@@ -78,7 +81,11 @@ int agree_over_inter(Comm* inter, int npairs, uint32_t* contexts) {
     a.cross = inter;
     a.cross_peer = 0;
     a.cross_tags.sequence = inter;
-    a.key = key_of(inter);
+    if (reserved) {
+        a.tags.fixed = reserved[0];
+        a.cross_tags.fixed = reserved[1];
+    }
+    a.key = key_of(inter, reserved ? static_cast<uint32_t>(reserved[0]) + 1 : 0);
     return agree_contexts(inter->owner, a, npairs, contexts);
 }
 
@@ -95,13 +102,30 @@ std::vector<int> world_ranks(const GroupData& g) {
 }  // namespace
 
 int comm_dup(Comm* old, Comm** out) {
+    return comm_dup_reserved(old, DupTags{}, out);
+}
+
+DupTags reserve_dup_tags(Comm* old) {
+    DupTags t;
+    if (old->is_inter()) {
+        t.local = next_coll_tag(old->local_comm.get());
+        t.cross = next_coll_tag(old);
+    } else {
+        t.local = next_coll_tag(old);
+    }
+    return t;
+}
+
+int comm_dup_reserved(Comm* old, const DupTags& tags, Comm** out) {
     uint32_t ctx[2];
     Comm* c;
+    const bool reserved = tags.local >= 0;
     if (old->is_inter()) {
-        if (int e = agree_over_inter(old, 2, ctx)) return e;
+        const int fixed[2] = {tags.local, tags.cross};
+        if (int e = agree_over_inter(old, 2, ctx, reserved ? fixed : nullptr)) return e;
         c = build_intercomm(old, ctx, old->group, old->remote_group, old->rank);
     } else {
-        if (int e = agree_over(old, true, ctx)) return e;
+        if (int e = agree_over(old, true, ctx, tags.local)) return e;
         c = build_intracomm(old, ctx[0], old->group, old->rank);
     }
     c->hints = old->hints;
