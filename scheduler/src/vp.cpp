@@ -36,6 +36,7 @@ void task_entry(ctx::transfer_t from) {
     Task* self = tl_vp->current();
     fiber_sanitizer_after_switch(self->context.san, static_cast<Context*>(from.data)->san);
     after_resume(from);
+    errno = 0;  // as in a new thread, not the value the previous task left
     self->fn(self->arg);
     finish(self);
 }
@@ -46,7 +47,6 @@ Vp::Vp(Scheduler* sched, int index, int core) : sched_(sched), index_(index), co
 
 void Vp::jump(Context* from, Context* to) {
     Task* self = from->task;
-    if (self) self->saved_errno = errno;
     if (const size_t size = sched_->options().task_tls_size) {
         char* region = static_cast<char*>(__builtin_thread_pointer()) - sched_->options().task_tls_offset;
         if (self) memcpy(self->tls.get(), region, size);
@@ -61,7 +61,6 @@ void Vp::jump(Context* from, Context* to) {
     ctx::transfer_t back = ctx::jump_fcontext(to->fctx, from);
     fiber_sanitizer_after_switch(from->san, static_cast<Context*>(back.data)->san);
     after_resume(back);
-    if (self) errno = self->saved_errno;
 }
 
 Task* Vp::pick_next() {
@@ -79,13 +78,19 @@ void Vp::poll(bool idle) {
     if (h.poll) h.poll(h.ctx, index_, idle);
 }
 
+// errno is the VP thread's, hence shared by its tasks: a switch keeps the
+// task's value, whatever the progress hook and the tasks run meanwhile did to
+// it (a rank checking errno after an MPI call must not see another rank's).
 void Vp::switch_out(Task* cur, bool requeue) {
+    const int saved_errno = errno;
     poll(false);
     if (requeue) ready_.push(cur);
     Task* next = pick_next();
-    if (next == cur) return;  // still runnable, or unparked meanwhile
-    current_ = next;
-    jump(&cur->context, next ? &next->context : &idle_);
+    if (next != cur) {  // else still runnable, or unparked meanwhile
+        current_ = next;
+        jump(&cur->context, next ? &next->context : &idle_);
+    }
+    errno = saved_errno;
 }
 
 void Vp::make_runnable(Task* t) {

@@ -33,7 +33,6 @@ public:
     void* owner = nullptr;
     Stack stack;
     Waiter waiter;
-    int saved_errno = 0;
     std::unique_ptr<char[]> tls;  // this task's copy of the private TLS region
     bool finished = false;
     Task* next = nullptr;  // intrusive run-queue link

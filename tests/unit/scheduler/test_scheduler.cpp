@@ -2,6 +2,8 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <thread>
 #include <vector>
 
@@ -135,4 +137,58 @@ TEST_CASE("exit_task ends a task without returning", "[scheduler]") {
     }, nullptr, nullptr);
     s.run();
     REQUIRE(reached == 1);
+}
+
+TEST_CASE("errno is per task, whatever the progress hook and other tasks do", "[scheduler]") {
+    static std::atomic<int> wrong;
+    wrong = 0;
+    Scheduler s(opts(1));
+    ProgressHooks hooks;
+    hooks.poll = [](void*, int, bool) { errno = EAGAIN; };  // a network poll would
+    s.set_hooks(hooks);
+    static int ids[4] = {0, 1, 2, 3};
+    for (int& id : ids)
+        s.spawn(0, [](void* p) {
+            if (errno != 0) wrong++;  // a task starts as a new thread does
+            const int mine = 1000 + *static_cast<int*>(p);
+            for (int k = 0; k < 50; ++k) {
+                errno = mine + k;
+                yield();
+                if (errno != mine + k) wrong++;
+            }
+        }, &id, nullptr);
+    s.run();
+    REQUIRE(wrong == 0);
+}
+
+namespace {
+thread_local char tl_region[64];  // stands for the program's TLS block
+}
+
+TEST_CASE("the task TLS region is private to each task", "[scheduler]") {
+    static std::atomic<int> wrong;
+    wrong = 0;
+    static char init[sizeof(tl_region)];
+    memset(init, 7, sizeof(init));
+    Options o = opts(2);
+    // The VP threads' regions lie at the same offset from their thread pointer.
+    o.task_tls_size = sizeof(tl_region);
+    o.task_tls_offset = static_cast<char*>(__builtin_thread_pointer()) - tl_region;
+    o.task_tls_init = init;
+    Scheduler s(o);
+    static int ids[8];
+    for (int i = 0; i < 8; ++i) {
+        ids[i] = i;
+        s.spawn(i % 2, [](void* p) {
+            const char mine = static_cast<char>(*static_cast<int*>(p));
+            if (tl_region[0] != 7 || tl_region[63] != 7) wrong++;
+            for (int k = 0; k < 50; ++k) {
+                memset(tl_region, mine + k, sizeof(tl_region));
+                yield();
+                if (tl_region[0] != mine + k || tl_region[63] != mine + k) wrong++;
+            }
+        }, &ids[i], nullptr);
+    }
+    s.run();
+    REQUIRE(wrong == 0);
 }
