@@ -40,6 +40,7 @@ struct RankArgs {
 };
 
 std::atomic<int> g_max_status{0};
+std::vector<std::vector<uintptr_t>> g_rank_images;  // by local rank
 ib::Network* g_net = nullptr;
 
 // ---- Progress hooks: the scheduler calls the network's poll function at every
@@ -106,6 +107,7 @@ void rank_done(mpi::RankState* rank, int status) {
 void rank_main(void* p) {
     auto* a = static_cast<RankArgs*>(p);
     int status = a->main(static_cast<int>(a->args.size()), a->argv.data(), a->envp);
+    run_rank_exit(g_rank_images[static_cast<size_t>(a->rank->local_index)]);  // as exit() does
     rank_done(a->rank, status);
 }
 
@@ -232,6 +234,7 @@ int run(MainFn user_main, int argc, char** argv, char** envp) {
     opts.task_tls_size = images.tls_size;
     opts.task_tls_offset = images.tls_offset;
     opts.task_tls_init = images.tls_init.data();
+    g_rank_images = images.objects;
 
     std::unique_ptr<ib::Network> net;
     if (nodes > 1) {
@@ -309,6 +312,7 @@ void rank_exit(int status) {
     if (!g_hosting.load() || !sched::in_task()) return;
     auto* rank = static_cast<mpi::RankState*>(sched::current_owner());
     if (!rank) return;
+    run_rank_exit(g_rank_images[static_cast<size_t>(rank->local_index)]);
     rank_done(rank, status);
     sched::exit_task();
 }

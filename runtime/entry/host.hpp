@@ -7,6 +7,10 @@
 // the highest exit status of its ranks.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
 namespace mpc::host {
 
 using MainFn = int (*)(int, char**, char**);
@@ -22,6 +26,28 @@ void rank_exit(int status);
 // alternate stack; called on every VP thread.
 void install_crash_handlers();
 void setup_signal_stack();
+
+// The end of a rank does what exit() does in a process, in the rank's fiber
+// (its thread-locals installed, MPI finalized as the handlers expect):
+//  - C++ thread_local destructors. glibc would run them at the exit of the VP
+//    thread, once per rank that touched them and all on the same address (the
+//    program's TLS block is one per VP, swapped per rank): the runtime keeps
+//    the ranks' registrations instead.
+//  - atexit handlers and static destructors of the rank's own images (program
+//    and user libraries); without this they would run when the node process
+//    ends, outside any rank (MPI_Finalized would say no).
+//
+// The program's static TLS block lies `offset` bytes below the thread pointer.
+void set_program_tls(std::ptrdiff_t offset, size_t size);
+// Called for every thread_local registration; false when the object is not a
+// rank's (the caller is not a rank's fiber, or the object belongs to the
+// runtime or a library shared by the ranks): glibc then keeps it.
+bool defer_rank_thread_local(void (*dtor)(void*), void* object, void* dso);
+// Called for every exit handler registration (__cxa_atexit): remembers dso.
+void note_exit_handler(void* dso);
+// Runs the calling rank's thread-local destructors (last registered first),
+// then the exit handlers of the objects loaded at `objects` (load bases).
+void run_rank_exit(const std::vector<uintptr_t>& objects);
 
 }  // namespace mpc::host
 

@@ -243,12 +243,18 @@ void close_fds(Plan* plan) {
     plan->patches.clear();
 }
 
+// The copies are loaded as /proc/self/fd/N and /dev/fd/N, the names gdb then
+// reads from the loader's list and opens in its own process: were N one of
+// gdb's pipes, gdb would block reading it. Numbers from here up are free in a
+// debugger (its open fails and it only warns).
+constexpr int kFirstImageFd = 512;
+
 // Enough descriptors for every copy of every rank: the memfds stay open until
 // every copy is loaded (glibc recognises a loaded object by its path).
 void make_room_for_fds(size_t count) {
     rlimit rl{};
     if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return;
-    const rlim_t want = static_cast<rlim_t>(count) + 256;
+    const rlim_t want = static_cast<rlim_t>(count) + kFirstImageFd + 64;
     if (rl.rlim_cur >= want) return;
     rl.rlim_cur = rl.rlim_max == RLIM_INFINITY ? want : std::min(want, rl.rlim_max);
     setrlimit(RLIMIT_NOFILE, &rl);
@@ -271,6 +277,11 @@ bool plan_copies(const Objects& objects, int nlocal, Plan* plan, std::string* wh
             if (fd < 0)
                 runtime::fatal("cannot create a rank image: memfd_create failed (%s)",
                                strerror(errno));
+            const int high = fcntl(fd, F_DUPFD_CLOEXEC, kFirstImageFd);
+            if (high >= 0) {  // else (a low fd limit) the low number does
+                close(fd);
+                fd = high;
+            }
             fds.emplace_back(fd);
         }
         std::vector<std::vector<elf::Patch>> patches(per_rank);
@@ -435,11 +446,14 @@ int find_main_program(dl_phdr_info* info, size_t, void* data) {
 void setup_tls(ImageSet* set, int nlocal) {
     MainProgram mp;
     dl_iterate_phdr(find_main_program, &mp);
+    if (!mp.tls || !mp.tls->p_memsz || !mp.tls_block) return;
+    const std::ptrdiff_t offset =
+        static_cast<char*>(__builtin_thread_pointer()) - static_cast<char*>(mp.tls_block);
+    set_program_tls(offset, mp.tls->p_memsz);  // even for one rank: its thread_local objects
     // The program's TLS block: swapped per rank whenever ranks share a VP.
-    if (mp.tls && mp.tls->p_memsz && mp.tls_block && nlocal > 1) {
+    if (nlocal > 1) {
         set->tls_size = mp.tls->p_memsz;
-        set->tls_offset =
-            static_cast<char*>(__builtin_thread_pointer()) - static_cast<char*>(mp.tls_block);
+        set->tls_offset = offset;
         set->tls_init.assign(set->tls_size, 0);
         memcpy(set->tls_init.data(), reinterpret_cast<const char*>(mp.base + mp.tls->p_vaddr),
                mp.tls->p_filesz);
@@ -482,6 +496,8 @@ void finish_copies(const Plan& plan, int nlocal, uintptr_t main_offset, ImageSet
             runtime::debug("rank image %d: %s loaded at %p (gdb: add-symbol-file %s -o %p)", r,
                            plan.libraries[k].path.c_str(), reinterpret_cast<void*>(libs[k]->base),
                            plan.libraries[k].path.c_str(), reinterpret_cast<void*>(libs[k]->base));
+        for (const LoadedObject* o : copies)
+            set->objects[static_cast<size_t>(r)].push_back(o->base);
         for (size_t k = 0; k < copies.size(); ++k)
             share_unmodified_segments(k == 0 ? plan.program : plan.libraries[k - 1],
                                       plan.patches[static_cast<size_t>(r - 1)][k], copies[k]->base,
@@ -497,8 +513,14 @@ void finish_copies(const Plan& plan, int nlocal, uintptr_t main_offset, ImageSet
 ImageSet load_images(MainFn original, int nlocal, bool shared) {
     ImageSet set;
     set.mains.assign(static_cast<size_t>(nlocal), original);
+    set.objects.resize(static_cast<size_t>(nlocal));
     setup_tls(&set, nlocal);
-    if (shared || nlocal <= 1) return set;
+    if (shared) return set;
+    const Objects objects = loaded_objects();
+    if (nlocal <= 1) {
+        set.objects[0].push_back(objects[0].base);  // a lone rank owns the program
+        return set;
+    }
 
     Plan plan;
     std::string why;
@@ -507,7 +529,6 @@ ImageSet load_images(MainFn original, int nlocal, bool shared) {
                       why.c_str());
         return set;
     }
-    const Objects objects = loaded_objects();
     size_t runtime_index = 0;
     for (size_t i = 1; i < objects.size(); ++i)
         if (objects[i].contains(reinterpret_cast<const void*>(&load_images))) runtime_index = i;
@@ -533,6 +554,10 @@ ImageSet load_images(MainFn original, int nlocal, bool shared) {
     close_fds(&plan);  // the mappings keep the memfds alive
     set.private_globals = true;
     set.private_libraries = plan.libraries.size();
+    // Rank 0 runs the originals: the program, and the user's libraries when
+    // the other ranks have copies of them.
+    set.objects[0].push_back(objects[0].base);
+    for (size_t k : plan.library_index) set.objects[0].push_back(objects[k].base);
     return set;
 }
 

@@ -68,6 +68,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "host.hpp"
@@ -79,6 +80,9 @@ struct ImageSet {
     std::vector<void*> handles;    // dlopen handles of the program copies (ranks 1..)
     bool private_globals = false;  // false: every rank runs the original image
     size_t private_libraries = 0;  // user libraries copied per rank
+    // Per local rank, the load bases of the images only that rank runs (its
+    // program copy and library copies; empty when the ranks share them).
+    std::vector<std::vector<uintptr_t>> objects;
     // The program's static TLS block, swapped per rank.
     size_t tls_size = 0;
     std::ptrdiff_t tls_offset = 0;

@@ -7,6 +7,10 @@
 //   pthread_create     so that threads created by a rank belong to that rank;
 //   pthread_join       so that a rank waiting for its threads does not block
 //                      its virtual processor (and the ranks sharing it);
+//   __cxa_thread_atexit_impl, __cxa_atexit
+//                      so that a rank's C++ thread_local objects, atexit
+//                      handlers and static objects are destroyed when the rank
+//                      ends (host.hpp says why);
 //   free, realloc, munmap, mremap, madvise
 //                      so that network registrations of memory going away are
 //                      invalidated (the registration cache must never hand out
@@ -142,6 +146,30 @@ __attribute__((visibility("default"))) int pthread_join(pthread_t thread, void**
             nanosleep(&nap, nullptr);
         }
     }
+}
+
+// libstdc++ registers the destructor of every thread_local object through
+// this glibc function; our definition comes first in the global scope.
+__attribute__((visibility("default"))) int __cxa_thread_atexit_impl(void (*dtor)(void*),
+                                                                    void* object, void* dso) {
+    using AtExitFn = int (*)(void (*)(void*), void*, void*);
+    static AtExitFn real = next_symbol<AtExitFn>("__cxa_thread_atexit_impl");
+    if (mpc::host::defer_rank_thread_local(dtor, object, dso)) return 0;
+    return real(dtor, object, dso);
+}
+
+// atexit() and static destructors register here: glibc keeps them, we note
+// which object registered (the handlers of a rank's images run at its end).
+// Not instrumented, no guarded static: sanitizer runtimes call it (through
+// their own interceptor) while they set themselves up; they pass no dso.
+__attribute__((visibility("default"), no_sanitize("address"), no_sanitize("thread"))) int
+__cxa_atexit(void (*fn)(void*), void* arg, void* dso) {
+    using AtExitFn = int (*)(void (*)(void*), void*, void*);
+    static AtExitFn real = nullptr;
+    if (!real) real = reinterpret_cast<AtExitFn>(dlsym(RTLD_NEXT, "__cxa_atexit"));
+    if (!real) _exit(127);  // no libc: nothing sensible is left to do
+    if (dso) mpc::host::note_exit_handler(dso);
+    return real(fn, arg, dso);
 }
 
 }  // extern "C"
