@@ -47,6 +47,12 @@ thread_multiple n4
 coll_blocking n4
 coll_nonblocking n4
 coll_userop n3
+coll_shm n4
+coll_shm N3 collaborative
+comm_idup n4
+comm_idup N2 thread
+images per_rank n16 c2
+images per_rank n6 N3
 comm n4
 intercomm n4
 neighbor n3
