@@ -26,8 +26,15 @@ inline constexpr int64_t kThreadParkNs = 1'000'000;
 // Runs the MPI layer's poll function for the calling rank (its inbox, its
 // network work, its operations in progress, and others' when collaborative).
 bool poll_current();
-// The same for a rank already known (me may be null: not a rank's thread).
-bool poll_rank(RankState* me);
+// The same for a rank already known (me may be null: not a rank's thread);
+// steal=false leaves the others' work alone this time.
+bool poll_rank(RankState* me, bool steal = true);
+
+// A waiting rank starts serving the other ranks of its node process after this
+// long. A short wait (a ping-pong's) is better spent on its own messages only:
+// looking at the others' queues pulls their cache lines away from their owners
+// and back, on every message.
+inline constexpr int64_t kStealAfterNs = 2000;
 
 // The calling rank's doorbell (see RankState::doorbell), with the caller's
 // entry. arm_doorbell returns false when the rank has operations to progress
@@ -45,64 +52,38 @@ inline void progress_for_test() {
     if (sched::others_runnable()) sched::yield();
 }
 
-// While a wait loop runs for a rank on a VP, the rank serves its own messages:
-// other pollers leave them to it (stealing would only move its matching
-// structures to another core and back). Off while the loop yields or parks.
-class SelfPolling {
-  public:
-    explicit SelfPolling(RankState* me) : me_(me) { on(); }
-    ~SelfPolling() { off(); }
-    SelfPolling(const SelfPolling&) = delete;
-    SelfPolling& operator=(const SelfPolling&) = delete;
-    void on() {
-        if (me_ && !on_) me_->self_polling.fetch_add(1, std::memory_order_relaxed);
-        on_ = true;
-    }
-    void off() {
-        if (me_ && on_) me_->self_polling.fetch_sub(1, std::memory_order_relaxed);
-        on_ = false;
-    }
-
-  private:
-    RankState* me_;
-    bool on_ = false;
-};
-
 // Waits until done(). arm(w) must arrange for w->unpark() to be called after
 // done() becomes true; disarm(w) undoes it. Both may be called several times.
 template <class Done, class Arm, class Disarm>
 void block_until(Done&& done, Arm&& arm, Disarm&& disarm) {
     RankState* const me = current_rank();
-    SelfPolling self(me);
     int64_t start = -1;
+    bool steal = false;
     for (unsigned spins = 0;; ++spins) {
-        poll_rank(me);
+        poll_rank(me, steal);
         if (done()) return;
         if (sched::others_runnable()) {
-            self.off();
             sched::yield();
-            self.on();
             if (done()) return;
         }
         // The clock every few rounds only: a round is a few cache misses.
         if (spins % 8 == 0 || start < 0) {
             int64_t now = runtime::now_ns();
             if (start < 0) start = now;
+            steal = now - start >= kStealAfterNs;
             if (now - start >= g_wait_spin_ns) {
-                self.off();
                 sched::Waiter* w = sched::current_waiter();
                 arm(w);
                 Doorbell::Entry bell;
                 if (arm_doorbell(&bell, w)) {
                     // Work that arrived between the last poll and the arming
                     // rang no bell: poll once more; anything later rings it.
-                    poll_rank(me);
+                    poll_rank(me, true);
                     if (!done()) sched::park_for(kThreadParkNs);
                 }
                 disarm_doorbell(&bell);
                 disarm(w);
                 if (done()) return;
-                self.on();
                 continue;
             }
         }

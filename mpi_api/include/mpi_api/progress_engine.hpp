@@ -38,7 +38,7 @@ void set_poll_mode(PollMode mode);
 
 // The poll function: network (if any), then operations of the caller (a local
 // rank index, or -1 for an idle VP / progress thread) and, collaboratively, of
-// the others. Returns true when something was done.
-bool poll(int caller);
+// the others (unless steal is false). Returns true when something was done.
+bool poll(int caller, bool steal = true);
 
 }  // namespace mpc::mpi

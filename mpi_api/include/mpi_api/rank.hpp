@@ -76,11 +76,6 @@ struct RankState {
     // in the rank's pending list (in wait mode only they may process it).
     Doorbell doorbell;
 
-    // Wait loops of the rank running on a VP now (progress.hpp, SelfPolling):
-    // other pollers leave the rank's work to them. A cache line of its own:
-    // thieves read it at every poll.
-    alignas(64) std::atomic<int> self_polling{0};
-
     // Operations in progress (collective schedules), see progress_engine.hpp.
     runtime::SpinLock progress_lock;
     std::vector<Progressable*> in_progress;

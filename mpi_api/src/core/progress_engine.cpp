@@ -60,7 +60,7 @@ bool progress_rank(RankState* owner) {
     return true;
 }
 
-bool poll(int caller) {
+bool poll(int caller, bool steal) {
     bool did = false;
     if (ib::Network* net = network()) did |= net->poll(caller);
     const PollMode mode = g_mode.load(std::memory_order_relaxed);
@@ -73,10 +73,9 @@ bool poll(int caller) {
     // Others' messages and operations: any rank in collaborative mode; the
     // progress thread (or an idle VP) in thread mode. In wait mode a rank only
     // serves itself (a sender rings the doorbell of a parked receiver).
-    if (mode == PollMode::Collaborative || (caller < 0 && mode == PollMode::Thread)) {
+    if ((steal && mode == PollMode::Collaborative) || (caller < 0 && mode == PollMode::Thread)) {
         for (size_t i = 0; i < locals.size(); ++i) {
             if (static_cast<int>(i) == caller) continue;
-            if (locals[i]->self_polling.load(std::memory_order_relaxed) > 0) continue;
             did |= intranode::drain(locals[i], false);
             did |= progress_rank(locals[i]);
         }
@@ -84,13 +83,13 @@ bool poll(int caller) {
     return did;
 }
 
-bool poll_rank(RankState* me) {
+bool poll_rank(RankState* me, bool steal) {
     if (hang_watch_on() && me) me->polls.fetch_add(1, std::memory_order_relaxed);
-    return poll(me ? me->local_index : -1);
+    return poll(me ? me->local_index : -1, steal);
 }
 
 bool poll_current() {
-    return poll_rank(current_rank());
+    return poll_rank(current_rank(), true);
 }
 
 }  // namespace mpc::mpi
