@@ -1,11 +1,13 @@
 // Network set-up, the poll function, idle blocking and shutdown.
 #include <pthread.h>
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
 
+#include "fault_plan.hpp"
 #include "network_impl.hpp"
 #include "runtime/bootstrap.hpp"
 #include "runtime/env.hpp"
@@ -17,6 +19,9 @@ namespace {
 
 constexpr int kBatch = 32;         // completions drained per CQ per poll
 constexpr int kProcessBatch = 64;  // work requests processed per rank per poll
+constexpr unsigned kCheckPeriodIdle = 64;    // drains between connection checks, when idle
+constexpr unsigned kCheckPeriodBusy = 4096;  // and under traffic
+constexpr int64_t kLostConnectionGraceNs = 500'000'000;  // see check_connections
 
 // Ranks of this node sorted for stealing by `local`: same NUMA node first, then
 // the other NUMA nodes nearest first (the caller gives NUMA distances by order).
@@ -59,7 +64,11 @@ NetworkConfig NetworkConfig::from_env() {
 
 NetworkImpl::NetworkImpl(std::unique_ptr<Driver> driver, const NetworkConfig& config,
                          const NetworkLayout& layout, const Upcalls& upcalls)
-    : driver_(std::move(driver)), config_(config), layout_(layout), upcalls_(upcalls) {}
+    : driver_(std::move(driver)),
+      watch_(dynamic_cast<ConnectionWatch*>(driver_.get())),
+      config_(config),
+      layout_(layout),
+      upcalls_(upcalls) {}
 
 NetworkImpl::~NetworkImpl() {
     stopping_.store(true);
@@ -147,9 +156,10 @@ bool NetworkImpl::init(const std::vector<std::string>& addresses, std::string* e
     for (uint32_t i = send_buffers_; i > 0; --i) send_free_.push_back(i - 1);
 
     Driver* d = driver_.get();
+    const bool refuse = fault_plan_from_env(layout_.node_id).refuse_registrations;
     rcache_ = std::make_unique<RegistrationCache>(
-        [d](void* addr, size_t len, MemoryRegion* out) {
-            return d->register_memory(addr, len, out) == Status::Ok;
+        [d, refuse](void* addr, size_t len, MemoryRegion* out) {
+            return !refuse && d->register_memory(addr, len, out) == Status::Ok;
         },
         [d](MemoryRegion& mr) { d->deregister_memory(mr); }, config_.rcache_max_bytes);
     set_global_rcache(rcache_.get());
@@ -189,6 +199,12 @@ bool NetworkImpl::drain_cqs() {
         if (c[i].type == Completion::Type::WriteImm) dispatch_write_imm(c[i]);
         else dispatch_recv(c[i]);
     }
+    // A broken connection shows on the event queue, not in the CQs: a rank
+    // waiting for that peer alone would never hear of it. Asked every 64th
+    // drain that found nothing, every 4096th under constant traffic (it may
+    // cost a lock or a system call in the driver: not on every poll).
+    const unsigned period = n == 0 ? kCheckPeriodIdle : kCheckPeriodBusy;
+    if (++drains_ % period == 0) check_connections();
     // Every CQ read may cost a system call (tcp runs its progress engine
     // there): the send CQ is read less often, and only with sends in flight.
     int m = 0;
@@ -199,6 +215,22 @@ bool NetworkImpl::drain_cqs() {
     }
     cq_lock_.unlock();
     return n + m > 0;
+}
+
+void NetworkImpl::check_connections() {
+    int peer = -1;
+    std::string why;
+    // Once shut down, peers close their ends as they finish: that is no fault.
+    if (!watch_ || !watch_->connection_lost(&peer, &why) || stopping_.load()) return;
+    // A peer that died or ended the job is followed at once by the launcher
+    // ending this node process too, with the first cause (and, under
+    // MPC_HANG_TIMEOUT, this node's report of its ranks): give it a moment
+    // before ending the job on our own. The connection itself is gone either way.
+    runtime::debug("network: lost the connection to node process %d (%s)", peer, why.c_str());
+    const int64_t until = runtime::now_ns() + kLostConnectionGraceNs;
+    while (runtime::now_ns() < until && !stopping_.load()) usleep(10000);
+    runtime::fatal("network: lost the connection to node process %d (%s), ending the job", peer,
+                   why.c_str());
 }
 
 bool NetworkImpl::poll(int caller) {
@@ -269,16 +301,18 @@ __attribute__((no_sanitize("thread"))) std::vector<std::string> NetworkImpl::des
         if (n == layout_.node_id) continue;
         const Peer& p = *peers_[static_cast<size_t>(n)];
         snprintf(buf, sizeof(buf),
-                 "network: to node %d: %d credits, %d reserved, %zu queued%s%s, %d credits owed to it",
+                 "network: to node %d: %d credits, %d reserved, %zu queued%s%s, %d credits owed to "
+                 "it%s",
                  n, p.credits, p.reserve, p.queue.size(), p.queue.empty() ? "" : " (first: ",
-                 p.queue.empty() ? ""
-                 : p.queue.front().write ? "RDMA write)"
+                 p.queue.empty()                                  ? ""
+                 : p.queue.front().write                          ? "RDMA write)"
                  : p.queue.front().header.type == MsgType::Credit ? "credit)"
-                 : p.queue.front().header.type == MsgType::Cts ? "ACK)"
-                                                                : "message)",
-                 p.credits_to_return.load());
+                 : p.queue.front().header.type == MsgType::Cts    ? "ACK)"
+                                                                  : "message)",
+                 p.credits_to_return.load(), p.credit_due ? " (a credit message waits)" : "");
         lines.emplace_back(buf);
     }
+    describe_operations(lines);
     for (size_t i = 0; i < slots_.size(); ++i) {
         const RankSlot& s = *slots_[i];
         if (s.pending.load() == 0 && s.early.empty() && s.fragments.empty()) continue;
@@ -289,6 +323,81 @@ __attribute__((no_sanitize("thread"))) std::vector<std::string> NetworkImpl::des
         lines.emplace_back(buf);
     }
     return lines;
+}
+
+namespace {
+
+// Reading another thread's operation races by nature: the report describes a
+// node process in which nothing moves any more (or that is being ended), and
+// a field read mid-update only blurs one line. The table lock keeps each
+// operation alive meanwhile; ThreadSanitizer is told not to instrument the
+// reads (these functions are not inlined into instrumented callers).
+#define MPC_DIAGNOSTIC_READS __attribute__((no_sanitize("thread"), noinline))
+
+MPC_DIAGNOSTIC_READS std::string describe_send(const SendOp* op, int64_t now) {
+    const char* state = "queued: waits for credits or send buffers to that node";
+    if (op->protocol == Protocol::Rendezvous) {
+        if (op->copies)
+            state = "ACK received, the data goes as copies (no registration)";
+        else if (op->reg)
+            state = "ACK received, RDMA write in flight";
+        else
+            state = "REQ sent, waits for the receiver to match and answer";
+    }
+    char buf[320];
+    int n = snprintf(
+        buf, sizeof(buf),
+        "network: send of local rank %d to world rank %d (node %d), tag %d, %zu bytes, %s: %s",
+        op->src_local, op->dest_world, op->dest_node, op->bits.tag, op->bytes,
+        op->protocol == Protocol::Eager       ? "eager"
+        : op->protocol == Protocol::Fragments ? "fragments"
+                                              : "rendezvous",
+        state);
+    if (op->protocol == Protocol::Rendezvous && !op->reg && !op->copies && n > 0 &&
+        static_cast<size_t>(n) < sizeof(buf))
+        snprintf(buf + n, sizeof(buf) - static_cast<size_t>(n), " (for %.1f s)",
+                 static_cast<double>(now - op->rts_sent_ns) * 1e-9);
+    return buf;
+}
+
+MPC_DIAGNOSTIC_READS std::string describe_recv(const RecvOp* op, int64_t now) {
+    char buf[320];
+    snprintf(buf, sizeof(buf),
+             "network: rendezvous receive of local rank %d from rank %d (node %d), tag %d, %zu "
+             "bytes: ACK sent %.1f s ago, waits for the data (%s, %zu of %zu bytes arrived)",
+             op->local, op->bits.source, op->src_node, op->bits.tag, op->bytes,
+             static_cast<double>(now - op->cts_sent_ns) * 1e-9, op->reg ? "RDMA write" : "copies",
+             op->received, op->accepted);
+    return buf;
+}
+
+}  // namespace
+
+// The protocol state of every send and rendezvous receive still in flight:
+// which step each waits for, and since when.
+void NetworkImpl::describe_operations(std::vector<std::string>& lines) const {
+    constexpr int kMaxListed = 8;
+    const int64_t now = runtime::now_ns();
+    int listed = 0, more = 0;
+    send_ops_.for_each([&](const SendOp* op) {
+        if (listed == kMaxListed) {
+            ++more;
+            return;
+        }
+        lines.push_back(describe_send(op, now));
+        ++listed;
+    });
+    if (more) lines.emplace_back("network: ... and " + std::to_string(more) + " more sends");
+    listed = more = 0;
+    recv_ops_.for_each([&](const RecvOp* op) {
+        if (listed == kMaxListed) {
+            ++more;
+            return;
+        }
+        lines.push_back(describe_recv(op, now));
+        ++listed;
+    });
+    if (more) lines.emplace_back("network: ... and " + std::to_string(more) + " more receives");
 }
 
 void NetworkImpl::shutdown() {

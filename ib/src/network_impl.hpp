@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "connection_watch.hpp"
 #include "ib/network.hpp"
 #include "op_table.hpp"
 #include "rcache.hpp"
@@ -34,6 +35,7 @@ struct SendOp {
     RegistrationCache::Entry* reg = nullptr;
     char* packed = nullptr;          // non-contiguous data packed for the write
     std::atomic<int> writes_left{0};
+    bool copies = false;  // rendezvous data goes as RndvData messages
     int64_t rts_sent_ns = 0;
     int src_local = -1;
 };
@@ -63,6 +65,10 @@ struct Peer {
     int reserve = 0;                    // credits kept for Credit messages
     std::deque<OutMsg> queue;
     std::atomic<int> credits_to_return{0};  // its messages we consumed, not yet told
+    // A Credit message is due but could not be posted yet. It never waits in
+    // `queue`: that queue may be blocked on credits from the very peer that
+    // waits for ours (a deadlock when both sides flood each other).
+    bool credit_due = false;
 };
 
 // ---- Receiver side ------------------------------------------------------------
@@ -93,9 +99,10 @@ struct RecvOp {
     // Rendezvous.
     RegistrationCache::Entry* reg = nullptr;
     char* bounce = nullptr;              // non-contiguous target: written here, unpacked at the end
-    size_t accepted = 0;                 // bytes the sender writes
+    size_t accepted = 0;                 // bytes the sender writes (or sends as RndvData)
     int src_node = 0;
     uint64_t frag_key = 0;
+    int64_t cts_sent_ns = 0;  // rendezvous: when the answer left
 };
 
 // The network's view of an unexpected message.
@@ -149,6 +156,7 @@ public:
     size_t rendezvous_threshold() const override { return rndv_threshold_; }
     RankNetStats stats(int local) const override { return slots_[static_cast<size_t>(local)]->stats; }
     std::vector<std::string> describe_state() const override;
+    void describe_operations(std::vector<std::string>& lines) const;
     void shutdown() override;
 
 private:
@@ -158,7 +166,11 @@ private:
     void flush_peer(int node);
     void flush_all_peers();
     void send_control(int node, Header h);
+    void send_credit(int node);
+    bool post_due_credit(int node, Peer& peer);  // peer.lock held
     void start_writes(SendOp* op, const Header& cts);
+    void send_copies(SendOp* op, size_t len, uint32_t recv_op);
+    void registration_failed(size_t bytes, const char* side);
     void send_op_done(SendOp* op);
     void return_credit(int node);
     uint32_t take_credits_to_return(Peer& peer);
@@ -179,14 +191,18 @@ private:
     void on_rts(int local, const WorkRequest& wr);
     void on_cts(const WorkRequest& wr);
     void on_write_done(uint64_t recv_op);
+    void on_rndv_data(int local, const WorkRequest& wr);
+    void finish_rendezvous_recv(RecvOp* op);
     void start_rendezvous_recv(int local, const RecvTarget& target, const MatchBits& bits,
                                size_t bytes, int src_node, int src_world, uint64_t send_id);
     void copy_to_target(const RecvTarget& t, size_t offset, const char* data, size_t len);
     void finish_recv_op(RecvOp* op);
     void release_work(WorkRequest* wr);
     bool drain_cqs();
+    void check_connections();  // cq_lock_ held
 
     std::unique_ptr<Driver> driver_;
+    ConnectionWatch* watch_ = nullptr;  // the driver, when it can report broken connections
     NetworkConfig config_;
     NetworkLayout layout_;
     Upcalls upcalls_;
@@ -194,9 +210,10 @@ private:
 
     std::vector<std::unique_ptr<Peer>> peers_;
     std::vector<std::unique_ptr<RankSlot>> slots_;
-    OpTable<SendOp> send_ops_;
-    OpTable<RecvOp> recv_ops_;
+    mutable OpTable<SendOp> send_ops_;  // (mutable: describe_state reads them under their lock)
+    mutable OpTable<RecvOp> recv_ops_;
     std::unique_ptr<RegistrationCache> rcache_;
+    std::atomic<bool> registration_warned_{false};
 
     // Send buffers: one registered slab.
     std::unique_ptr<char[]> send_slab_;
@@ -207,6 +224,7 @@ private:
 
     alignas(runtime::kCacheLine) runtime::SpinLock cq_lock_;
     unsigned send_cq_turn_ = 0;         // under cq_lock_
+    unsigned drains_ = 0;               // under cq_lock_: counts drains between connection checks
     std::atomic<int> pool_out_{0};      // receive-pool buffers handed to ranks, not reposted
     uint32_t pool_size_ = 0;
     std::atomic<int> queued_{0};        // messages waiting in peer queues

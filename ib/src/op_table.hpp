@@ -79,6 +79,15 @@ public:
         }
         return ops;
     }
+    // Calls f(op) for every live operation, under the table's lock: an
+    // operation is removed before it is freed, so none goes away meanwhile.
+    // For diagnostics; f must not take other locks.
+    template <class F>
+    void for_each(F f) {
+        std::lock_guard<runtime::SpinLock> g(lock_);
+        for (const Slot& s : slots_)
+            if (s.op) f(s.op);
+    }
     size_t live() {
         std::lock_guard<runtime::SpinLock> g(lock_);
         return slots_.size() - free_.size();

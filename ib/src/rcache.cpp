@@ -82,8 +82,15 @@ RegistrationCache::Entry* RegistrationCache::acquire(const void* addr, size_t le
     e->start = a & ~(p - 1);
     e->end = (end + p - 1) & ~(p - 1);
     if (!reg_(reinterpret_cast<void*>(e->start), e->end - e->start, &e->mr)) {
-        delete e;
-        return nullptr;
+        // The NIC or the locked-memory limit may be full of registrations
+        // nobody uses: drop them and try once more before giving up.
+        const bool had_unused = !lru_.empty();
+        drop_unused_locked();
+        if (!had_unused || !reg_(reinterpret_cast<void*>(e->start), e->end - e->start, &e->mr)) {
+            counters_.failures++;
+            delete e;
+            return nullptr;
+        }
     }
     e->users = 1;
     by_start_.emplace(e->start, e);
@@ -128,6 +135,16 @@ void RegistrationCache::drop_locked(Entry* e) {
 
 void RegistrationCache::evict_locked() {
     while (counters_.cached_bytes > max_cached_ && !lru_.empty()) {
+        Entry* e = lru_.front();
+        drop_locked(e);
+        dereg_(e->mr);
+        delete e;
+        counters_.evicted++;
+    }
+}
+
+void RegistrationCache::drop_unused_locked() {
+    while (!lru_.empty()) {
         Entry* e = lru_.front();
         drop_locked(e);
         dereg_(e->mr);

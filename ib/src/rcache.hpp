@@ -33,7 +33,8 @@ public:
 
     struct Entry;
     // A registration covering [addr, addr+len), cached or new; null when the
-    // driver refuses to register the range.
+    // driver refuses to register the range, even after the cache dropped its
+    // unused registrations to make room.
     Entry* acquire(const void* addr, size_t len);
     static const MemoryRegion& region(const Entry* e);
     void release(Entry* e);
@@ -42,6 +43,7 @@ public:
 
     struct Counters {
         uint64_t hits = 0, misses = 0, invalidated = 0, evicted = 0;
+        uint64_t failures = 0;    // acquires the driver refused
         size_t cached_bytes = 0;  // registered bytes kept with no user
         size_t entries = 0;
     };
@@ -52,6 +54,7 @@ public:
 private:
     void drop_locked(Entry* e);   // remove from the map (and LRU)
     void evict_locked();
+    void drop_unused_locked();  // deregister every registration nobody uses
 
     RegisterFn reg_;
     DeregisterFn dereg_;

@@ -19,7 +19,10 @@ uint64_t frag_key(uint32_t src_node, uint64_t msg_id) {
 // ---- Dispatch (under the CQ try-lock) -------------------------------------------
 
 void NetworkImpl::dispatch_recv(const Completion& c) {
-    if (!c.ok) runtime::fatal("network: a receive failed: %s", c.error.c_str());
+    if (!c.ok) {
+        check_connections();
+        runtime::fatal("network: a receive failed: %s", c.error.c_str());
+    }
     char* buf = static_cast<char*>(driver_->recv_buffer(c.buffer));
     auto repost = [&] {
         if (driver_->repost_recv(c.buffer) != Status::Ok)
@@ -56,7 +59,7 @@ void NetworkImpl::dispatch_recv(const Completion& c) {
         return_credit(src_node);
         return;
     }
-    const bool known_type = h->type >= MsgType::Eager && h->type <= MsgType::Cts;
+    const bool known_type = h->type >= MsgType::Eager && h->type <= MsgType::RndvData;
     const bool local_dest = h->dst_world >= 0 &&
                             static_cast<size_t>(h->dst_world) < layout_.node_of.size() &&
                             layout_.node_of[static_cast<size_t>(h->dst_world)] == layout_.node_id;
@@ -105,7 +108,10 @@ void NetworkImpl::dispatch_write_imm(const Completion& c) {
 }
 
 void NetworkImpl::handle_send_completion(const Completion& c) {
-    if (!c.ok && !stopping_.load()) runtime::fatal("network: a send failed: %s", c.error.c_str());
+    if (!c.ok && !stopping_.load()) {
+        check_connections();  // names the peer when its connection broke
+        runtime::fatal("network: a send failed: %s", c.error.c_str());
+    }
     inflight_.fetch_sub(1, std::memory_order_relaxed);
     const uint64_t kind = c.context & kCtxMask;
     if (kind == kCtxSendBuffer) {
@@ -180,6 +186,9 @@ void NetworkImpl::process(int local, WorkRequest* wr) {
         case MsgType::Frag: on_frag(local, *wr); break;
         case MsgType::Rts: on_rts(local, *wr); break;
         case MsgType::Cts: on_cts(*wr); break;
+        case MsgType::RndvData:
+            on_rndv_data(local, *wr);
+            break;
         case MsgType::Credit: break;
     }
     release_work(wr);
@@ -323,12 +332,21 @@ void NetworkImpl::start_rendezvous_recv(int local, const RecvTarget& target, con
     char* dest = static_cast<char*>(target.contiguous);
     if (!dest) dest = op->bounce = new char[accept];
     op->reg = rcache_->acquire(dest, accept);
-    if (!op->reg) runtime::fatal("network: cannot register %zu bytes of receive buffer", accept);
-    const MemoryRegion& mr = RegistrationCache::region(op->reg);
     uint64_t id = recv_ops_.add(op);
     cts.offset = OpTable<RecvOp>::compact(id);
-    cts.addr = mr.remote_base + static_cast<uint64_t>(dest - static_cast<char*>(mr.addr));
-    cts.rkey = mr.remote_key;
+    if (op->reg) {
+        const MemoryRegion& mr = RegistrationCache::region(op->reg);
+        cts.addr = mr.remote_base + static_cast<uint64_t>(dest - static_cast<char*>(mr.addr));
+        cts.rkey = mr.remote_key;
+    } else {
+        // No RDMA into this buffer: the sender sends the data as messages,
+        // which unpack straight into the target (no bounce needed).
+        registration_failed(accept, "receive");
+        delete[] op->bounce;
+        op->bounce = nullptr;
+        cts.flags = kCtsNoRdma;
+    }
+    op->cts_sent_ns = runtime::now_ns();
     send_control(src_node, cts);
 }
 
@@ -354,10 +372,37 @@ void NetworkImpl::on_cts(const WorkRequest& wr) {
 void NetworkImpl::on_write_done(uint64_t id) {
     RecvOp* op = recv_ops_.remove(id);
     if (!op) return;
-    if (op->bounce) op->target.unpack(op->target.ctx, 0, op->bounce, op->accepted);
-    rcache_->release(op->reg);
-    delete[] op->bounce;
     return_credit(op->src_node);  // the write's immediate data used a credit
+    finish_rendezvous_recv(op);
+}
+
+// A piece of rendezvous data sent as a message (one side could not register).
+// It lands where the write would have: the bounce buffer when the receiver
+// registered one, else straight in the target.
+void NetworkImpl::on_rndv_data(int local, const WorkRequest& wr) {
+    const Header& h = *wr.header;
+    const size_t len = wr.length - sizeof(Header);
+    const uint64_t id =
+        h.msg_id <= UINT32_MAX ? recv_ops_.expand(static_cast<uint32_t>(h.msg_id)) : 0;
+    RecvOp* op = id ? recv_ops_.find(id) : nullptr;
+    if (!op || op->local != local || h.offset > op->accepted || len > op->accepted - h.offset) {
+        runtime::warn("network: dropped rendezvous data for an unknown receive");
+        return;
+    }
+    if (op->bounce)
+        memcpy(op->bounce + h.offset, wr.payload(), len);
+    else
+        copy_to_target(op->target, h.offset, wr.payload(), len);
+    op->received += len;
+    if (op->received < op->accepted) return;
+    recv_ops_.remove(id);
+    finish_rendezvous_recv(op);
+}
+
+void NetworkImpl::finish_rendezvous_recv(RecvOp* op) {
+    if (op->bounce) op->target.unpack(op->target.ctx, 0, op->bounce, op->accepted);
+    if (op->reg) rcache_->release(op->reg);
+    delete[] op->bounce;
     RecvTarget t = op->target;
     MatchBits bits = op->bits;
     size_t bytes = op->bytes;

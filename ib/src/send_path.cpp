@@ -140,9 +140,11 @@ bool NetworkImpl::try_post(int node, Peer& peer, OutMsg& m) {
     else peer.reserve--;
     inflight_.fetch_add(1, std::memory_order_relaxed);
     // Eager data and the last fragment leave the user's buffer here: the send
-    // is complete (buffered) once copied.
-    if (m.op && m.data_offset + m.data_len == m.op->bytes &&
-        (h.type == MsgType::Eager || h.type == MsgType::FragFirst || h.type == MsgType::Frag))
+    // is complete (buffered) once copied. (h.bytes is what the receiver
+    // takes: the message size, or less for rendezvous data sent as copies.)
+    if (m.op && m.data_offset + m.data_len == h.bytes &&
+        (h.type == MsgType::Eager || h.type == MsgType::FragFirst || h.type == MsgType::Frag ||
+         h.type == MsgType::RndvData))
         send_op_done(m.op);
     return true;
 }
@@ -157,9 +159,28 @@ void NetworkImpl::post_or_queue(int node, OutMsg&& msg) {
     peer.lock.unlock();
 }
 
+// peer.lock held. True when no Credit message is due any more.
+bool NetworkImpl::post_due_credit(int node, Peer& peer) {
+    if (!peer.credit_due) return true;
+    // The credits may have ridden on another message meanwhile.
+    if (peer.credits_to_return.load(std::memory_order_acquire) > 0) {
+        Header h{};
+        h.type = MsgType::Credit;
+        h.dst_world = -1;
+        h.src_node = static_cast<uint32_t>(layout_.node_id);
+        OutMsg m{h, nullptr, 0, 0};
+        m.control = true;
+        if (!try_post(node, peer, m)) return false;
+    }
+    peer.credit_due = false;
+    queued_.fetch_sub(1, std::memory_order_relaxed);
+    return true;
+}
+
 void NetworkImpl::flush_peer(int node) {
     Peer& peer = *peers_[static_cast<size_t>(node)];
     if (!peer.lock.try_lock()) return;
+    post_due_credit(node, peer);
     while (!peer.queue.empty() && try_post(node, peer, peer.queue.front())) {
         peer.queue.pop_front();
         queued_.fetch_sub(1, std::memory_order_relaxed);
@@ -174,9 +195,21 @@ void NetworkImpl::flush_all_peers() {
 
 void NetworkImpl::send_control(int node, Header h) {
     h.src_node = static_cast<uint32_t>(layout_.node_id);
-    OutMsg m{h, nullptr, 0, 0};
-    m.control = h.type == MsgType::Credit;
-    post_or_queue(node, std::move(m));
+    post_or_queue(node, OutMsg{h, nullptr, 0, 0});
+}
+
+// Credit messages jump the connection's queue (they carry no match and need
+// no order) and use the reserved credits; one that cannot go now stays due
+// and goes first at the next flush.
+void NetworkImpl::send_credit(int node) {
+    Peer& peer = *peers_[static_cast<size_t>(node)];
+    peer.lock.lock();
+    if (!peer.credit_due) {
+        peer.credit_due = true;
+        queued_.fetch_add(1, std::memory_order_relaxed);  // so that polls flush this peer
+    }
+    post_due_credit(node, peer);
+    peer.lock.unlock();
 }
 
 // One of `node`'s messages left our receive pool: give the credit back, in a
@@ -186,16 +219,25 @@ void NetworkImpl::return_credit(int node) {
     int owed = peer.credits_to_return.fetch_add(1, std::memory_order_acq_rel) + 1;
     const int share = static_cast<int>(pool_size_) / std::max(1, layout_.num_nodes - 1);
     const int threshold = std::max(1, share / 4);
-    if (owed >= threshold && !stopping_.load(std::memory_order_relaxed)) {
-        Header h{};
-        h.type = MsgType::Credit;
-        h.dst_world = -1;
-        send_control(node, h);
-    }
+    if (owed >= threshold && !stopping_.load(std::memory_order_relaxed)) send_credit(node);
+}
+
+void NetworkImpl::registration_failed(size_t bytes, const char* side) {
+    if (registration_warned_.exchange(true)) return;  // once per node process
+    runtime::warn(
+        "network: cannot register %zu bytes of a rendezvous %s buffer with the network "
+        "(locked-memory limit, or the NIC's registration table is full?); rendezvous data "
+        "that cannot be registered goes as copies through the bounce buffers (slower)",
+        bytes, side);
 }
 
 void NetworkImpl::start_writes(SendOp* op, const Header& cts) {
     const size_t len = std::min<size_t>(op->bytes, cts.length);
+    const uint32_t recv_op = static_cast<uint32_t>(cts.offset);
+    if (cts.flags & kCtsNoRdma) {
+        send_copies(op, len, recv_op);
+        return;
+    }
     const char* data = static_cast<const char*>(op->source.contiguous);
     if (!data) {
         op->packed = new char[len];
@@ -203,7 +245,13 @@ void NetworkImpl::start_writes(SendOp* op, const Header& cts) {
         data = op->packed;
     }
     op->reg = rcache_->acquire(data, len);
-    if (!op->reg) runtime::fatal("network: cannot register %zu bytes of send buffer", len);
+    if (!op->reg) {
+        registration_failed(len, "send");
+        delete[] op->packed;
+        op->packed = nullptr;
+        send_copies(op, len, recv_op);
+        return;
+    }
     const MemoryRegion& mr = RegistrationCache::region(op->reg);
     const size_t chunks = (len + kMaxWrite - 1) / kMaxWrite;
     op->writes_left.store(static_cast<int>(chunks), std::memory_order_relaxed);
@@ -221,6 +269,33 @@ void NetworkImpl::start_writes(SendOp* op, const Header& cts) {
         m.imm = static_cast<uint32_t>(cts.offset);
         post_or_queue(op->dest_node, std::move(m));
     }
+}
+
+// Rendezvous without RDMA: the data goes like fragments, through the bounce
+// buffers, to the receive operation the answer named. The send completes once
+// the last piece is copied out, as a buffered one does.
+void NetworkImpl::send_copies(SendOp* op, size_t len, uint32_t recv_op) {
+    op->copies = true;
+    Header h{};
+    h.type = MsgType::RndvData;
+    h.src_node = static_cast<uint32_t>(layout_.node_id);
+    h.src_world = op->src_world;
+    h.dst_world = op->dest_world;
+    h.bytes = len;
+    h.msg_id = recv_op;
+    const int node = op->dest_node;
+    Peer& peer = *peers_[static_cast<size_t>(node)];
+    peer.lock.lock();
+    for (size_t off = 0; off < len; off += frag_payload_) {
+        Header piece = h;
+        piece.offset = off;
+        OutMsg m{piece, op, off, std::min(frag_payload_, len - off)};
+        // (Once the last piece is posted, op is gone: the loop ends there.)
+        if (peer.queue.empty() && try_post(node, peer, m)) continue;
+        peer.queue.push_back(std::move(m));
+        queued_.fetch_add(1, std::memory_order_relaxed);
+    }
+    peer.lock.unlock();
 }
 
 void NetworkImpl::send_op_done(SendOp* op) {

@@ -15,7 +15,14 @@ enum class MsgType : uint8_t {
     Rts = 4,        // rendezvous request (REQ): match + size
     Cts = 5,        // rendezvous answer (ACK): where to write
     Credit = 6,     // returns credits only
+    RndvData = 7,   // rendezvous data sent as messages, when a side could not
+                    // register its buffer: msg_id = receiver's operation (as
+                    // Cts.offset gave it), offset = where its data goes
 };
+
+// Header::flags of a Cts: the receiver could not register its buffer, so the
+// data must come as RndvData messages (addr and rkey are meaningless).
+inline constexpr uint8_t kCtsNoRdma = 1;
 
 struct Header {
     MsgType type;
@@ -29,8 +36,8 @@ struct Header {
     int32_t source;
     int32_t tag;
     uint64_t bytes;       // whole message size
-    uint64_t msg_id;      // sender's operation (FragFirst, Frag, Rts, Cts)
-    uint64_t offset;      // Frag: offset of its data; Cts: receiver's operation id
+    uint64_t msg_id;      // sender's operation (FragFirst, Frag, Rts, Cts); RndvData: receiver's
+    uint64_t offset;      // Frag, RndvData: offset of its data; Cts: receiver's operation id
     uint64_t addr;        // Cts: where to write
     uint64_t rkey;        // Cts: key of that memory
     uint64_t length;      // Cts: bytes the receiver takes (truncation)

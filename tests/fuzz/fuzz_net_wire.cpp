@@ -16,7 +16,12 @@
 //   4  an answer (CTS) to the last rendezvous request node 1 sent: length,
 //      receive id and place in node 0's registered window from the bytes
 //      (a CTS with a key node 0 never gave makes node 1's write fail, which
-//      ends the job by design)
+//      ends the job by design); one byte more may ask for the data as
+//      messages instead (kCtsNoRdma: node 1's send falls back to copies)
+//   5  rendezvous data (RndvData) for the last CTS node 1 sent: receiving
+//      rank, offset and payload from the bytes
+// (Ops 5 and type RndvData came with the registration fallback: saved
+// inputs from before it replay with another meaning, still without crash.)
 // A runtime::fatal() (the job ending) aborts, so that the fuzzer sees it.
 #include <algorithm>
 #include <cstdint>
@@ -66,6 +71,8 @@ struct Harness {
     std::vector<std::pair<MatchBits, Unexpected*>> unexpected[2];
     Header last_rts{};
     bool have_rts = false;
+    Header last_cts{};
+    bool have_cts = false;
     std::vector<char> window = std::vector<char>(1 << 20);  // node 0's memory for writes
     MemoryRegion window_mr{};
 
@@ -168,6 +175,10 @@ struct Harness {
                         last_rts = *h;
                         have_rts = true;
                     }
+                    if (c[i].length >= sizeof(Header) && h->type == MsgType::Cts) {
+                        last_cts = *h;
+                        have_cts = true;
+                    }
                     attacker->repost_recv(c[i].buffer);
                 }
             }
@@ -216,7 +227,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto h = std::make_unique<Harness>();
     size_t at = 0;
     while (at + 2 <= size) {
-        const uint8_t op = data[at] % 5;
+        const uint8_t op = data[at] % 6;
         size_t len = data[at + 1];
         if (op <= 1) len *= 16;
         len = std::min(len, size - at - 2);
@@ -231,7 +242,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                 memcpy(p.data(), b, len);
                 Header hd;
                 memcpy(&hd, p.data(), sizeof(hd));
-                hd.type = static_cast<MsgType>(1 + p[0] % 6);
+                hd.type = static_cast<MsgType>(1 + p[0] % 7);
                 hd.src_node = 0;
                 hd.dst_world = 2 + (p[1] & 1);
                 hd.src_world = p[2] & 1;
@@ -260,7 +271,26 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                 cts.offset = v[1];  // node 0's receive id, echoed in the write's immediate
                 cts.addr = h->window_mr.remote_base + (v[2] % (h->window.size() - cts.length));
                 cts.rkey = h->window_mr.remote_key;
+                if (len > sizeof(v) && (b[sizeof(v)] & 1)) cts.flags = kCtsNoRdma;
                 h->inject(&cts, sizeof(cts));
+                break;
+            }
+            case 5: {
+                if (!h->have_cts) break;
+                std::vector<uint8_t> p(sizeof(Header) + len, 0);
+                Header hd{};
+                hd.type = MsgType::RndvData;
+                hd.src_node = 0;
+                hd.src_world = h->last_cts.dst_world;
+                hd.dst_world = 2 + (len ? b[0] & 1 : 0);
+                hd.msg_id = h->last_cts.offset;
+                uint32_t offset = 0;
+                if (len > 4) memcpy(&offset, b + 1, 4);
+                hd.offset = offset & 0xfffff;
+                hd.bytes = h->last_cts.length;
+                memcpy(p.data(), &hd, sizeof(hd));
+                memcpy(p.data() + sizeof(hd), b, len);
+                h->inject(p.data(), p.size());
                 break;
             }
         }

@@ -4,7 +4,11 @@
  *   ssend   both send first with MPI_Ssend, which waits for a matching receive;
  *   waitall each starts a nonblocking receive of a tag nobody sends and a
  *           rendezvous-sized send, then waits for both in MPI_Waitall;
- *   compute the ranks compute for --seconds without calling MPI (not a hang).
+ *   compute the ranks compute for --seconds without calling MPI (not a hang);
+ *   late_sender  even ranks receive 1 MiB from their peer, odd ranks start
+ *           that send and then compute for --seconds without calling MPI:
+ *           in wait progress mode nobody answers the receiver's ACK, so the
+ *           receiver's node reports a rendezvous waiting for its data.
  * An odd rank count leaves the last rank waiting in MPI_Barrier.
  */
 #include <time.h>
@@ -36,6 +40,22 @@ int main(int argc, char** argv) {
         MPI_OK(MPI_Isend(out, n, MPI_INT, peer, 9, MPI_COMM_WORLD, &reqs[1]));
         MPI_OK(MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE));
         free(out);
+    } else if (!strcmp(mode, "late_sender")) {
+        const int n = 1 << 18;
+        int* buf = ints((size_t)n, rank);
+        if (rank % 2 == 0) {
+            MPI_OK(MPI_Recv(buf, n, MPI_INT, peer, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        } else {
+            MPI_Request req;
+            MPI_OK(MPI_Isend(buf, n, MPI_INT, peer, 3, MPI_COMM_WORLD, &req));
+            const double seconds = argc > 2 ? atof(argv[2]) : 30;
+            const double start = MPI_Wtime();
+            volatile double x = 0;
+            while (MPI_Wtime() - start < seconds)
+                for (int i = 0; i < 100000; ++i) x += i * 1e-9;
+            MPI_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+        }
+        free(buf);
     } else if (!strcmp(mode, "compute")) {
         const double seconds = argc > 2 ? atof(argv[2]) : 3;
         const double start = MPI_Wtime();

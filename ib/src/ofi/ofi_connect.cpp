@@ -186,4 +186,46 @@ Status OfiDriver::connect_loop(int expected, std::string* error) {
     return Status::Ok;
 }
 
+// After connect_all the event queue only reports trouble: a peer that
+// closed its end (FI_SHUTDOWN), a transport error, or a stranger knocking.
+bool OfiDriver::connection_lost(int* peer, std::string* why) {
+    for (;;) {
+        CmEvent ev;
+        uint32_t event = 0;
+        ssize_t n = fi_eq_read(eq_.get(), &event, &ev, sizeof ev, 0);
+        if (n == -FI_EAGAIN) return false;
+        if (n == -FI_EAVAIL) {
+            fi_eq_err_entry err{};
+            if (fi_eq_readerr(eq_.get(), &err, 0) != sizeof err) return false;
+            char text[256];
+            const char* detail =
+                fi_eq_strerror(eq_.get(), err.prov_errno, err.err_data, text, sizeof text);
+            // Endpoints carry their Connection as context, the listener none.
+            auto* conn = err.fid ? static_cast<Connection*>(err.fid->context) : nullptr;
+            if (!conn) {
+                runtime::warn("ofi: error on the listening endpoint: %s", fi_strerror(err.err));
+                continue;
+            }
+            *peer = conn->peer;
+            *why = std::string(fi_strerror(err.err)) +
+                   (detail && *detail ? std::string(" / ") + detail : "");
+            return true;
+        }
+        if (n < 0) {
+            runtime::warn("ofi: %s", fi_error("fi_eq_read", n).c_str());
+            return false;
+        }
+        if (event == FI_SHUTDOWN) {
+            *peer = static_cast<Connection*>(ev.entry().fid->context)->peer;
+            *why = "closed or reset by the other end or the network";
+            return true;
+        }
+        if (event == FI_CONNREQ) {  // every pair is connected already
+            InfoPtr info(ev.entry().info);
+            runtime::warn("ofi: rejecting a connection request after start-up");
+            fi_reject(pep_.get(), info->handle, nullptr, 0);
+        }
+    }
+}
+
 }  // namespace mpc::ib::ofi

@@ -21,8 +21,12 @@ Status OfiDriver::register_memory(void* addr, size_t length, MemoryRegion* out) 
     int ret = fi_mr_reg(domain_.get(), addr, length, kMrAccess, 0, next_key_.fetch_add(1), 0, &mr,
                         nullptr);
     if (ret != 0) {
-        runtime::warn("ofi: cannot register %zu bytes at %p: %s", length, addr,
-                      fi_error("fi_mr_reg", ret).c_str());
+        // Said once: the network copes (rendezvous falls back to copies), and
+        // a limit that is reached once is usually reached again and again.
+        static std::atomic<bool> said{false};
+        if (!said.exchange(true))
+            runtime::warn("ofi: cannot register %zu bytes at %p: %s", length, addr,
+                          fi_error("fi_mr_reg", ret).c_str());
         return ret == -FI_EAGAIN ? Status::Again : Status::Error;
     }
     out->addr = addr;
@@ -221,8 +225,10 @@ int OfiDriver::read_recv_error(Completion* out) {
 void OfiDriver::wait(int timeout_ms) {
     // fi_trywait fails when completions may be pending or the provider still
     // has work to do; sleeping then could miss them.
-    fid* fids[2] = {&send_cq_->fid, &recv_cq_->fid};
-    if (fi_trywait(fabric_.get(), fids, 2) != FI_SUCCESS) return;
+    // The event queue is among them: a broken connection must wake a
+    // sleeping node process, whose ranks may wait for that peer alone.
+    fid* fids[3] = {&send_cq_->fid, &recv_cq_->fid, &eq_->fid};
+    if (fi_trywait(fabric_.get(), fids, 3) != FI_SUCCESS) return;
     wakeup_.wait(timeout_ms);
 }
 

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "../buffer_block.hpp"
+#include "../connection_watch.hpp"
 #include "../send_slots.hpp"
 #include "../wakeup_set.hpp"
 #include "ib/driver.hpp"
@@ -28,7 +29,7 @@
 
 namespace mpc::ib::ofi {
 
-class OfiDriver final : public Driver {
+class OfiDriver final : public Driver, public ConnectionWatch {
   public:
     // Null with *error set when the provider or a resource is unavailable.
     static std::unique_ptr<Driver> open(const DriverConfig& config, std::string* error);
@@ -53,6 +54,7 @@ class OfiDriver final : public Driver {
     int poll_send_cq(Completion* out, int max) override;
     int poll_recv_cq(Completion* out, int max) override;
 
+    bool connection_lost(int* peer, std::string* why) override;
     void wait(int timeout_ms) override;
     void interrupt() override { wakeup_.interrupt(); }
 

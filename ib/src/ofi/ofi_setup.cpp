@@ -119,7 +119,9 @@ bool OfiDriver::open_queues(std::string* error) {
     if (!wakeup_.open(error)) return false;
     fi_eq_attr eq_attr{};
     eq_attr.size = 64;
-    eq_attr.wait_obj = FI_WAIT_UNSPEC;  // connect_all blocks in fi_eq_sread
+    // connect_all blocks in fi_eq_sread; later, wait() sleeps on the fd too,
+    // so that a connection breaking wakes the node process.
+    eq_attr.wait_obj = FI_WAIT_FD;
     fid_eq* eq = nullptr;
     int ret = fi_eq_open(fabric_.get(), &eq_attr, &eq, nullptr);
     if (ret != 0) {
@@ -127,6 +129,12 @@ bool OfiDriver::open_queues(std::string* error) {
         return false;
     }
     eq_.reset(eq);
+    int eq_fd = -1;
+    if ((ret = fi_control(&eq->fid, FI_GETWAIT, &eq_fd)) != 0) {
+        *error = fi_error("fi_control(FI_GETWAIT) on the event queue", ret);
+        return false;
+    }
+    if (!wakeup_.add(eq_fd, error)) return false;
 
     // Sized for every operation that can be outstanding, so that a full CQ
     // never stalls the provider.

@@ -41,6 +41,8 @@ public:
     int bad_writes = 0;
     int registrations = 0;
     int deregistrations = 0;
+    bool refuse_registrations = false;  // a full NIC table / locked-memory limit
+    int refused = 0;
     std::map<uint64_t, std::pair<uintptr_t, size_t>> regions;  // key -> range
 
 private:
@@ -88,6 +90,10 @@ inline FakeDriver::FakeDriver(FakeFabric* fabric, const DriverConfig& c) : fabri
 
 inline Status FakeDriver::register_memory(void* addr, size_t length, MemoryRegion* out) {
     std::lock_guard<std::mutex> g(mutex_);
+    if (refuse_registrations) {
+        ++refused;
+        return Status::Error;
+    }
     out->addr = addr;
     out->length = length;
     out->remote_key = next_key_++;

@@ -2,11 +2,12 @@
 // sockets, verbs when an RDMA device exists): connection, send/receive of
 // every size up to the buffer size, the shared receive pool, the send queue
 // bound, RDMA writes of 1 B to 64 MiB, writes with immediate data,
-// registration, error completions, wait/interrupt.
+// registration, error completions, wait/interrupt, lost connections.
 #include <atomic>
 #include <map>
 #include <set>
 
+#include "../../../ib/src/connection_watch.hpp"
 #include "driver_harness.hpp"
 
 using namespace mpc::ib;
@@ -476,4 +477,36 @@ TEST_CASE("open_driver selects drivers and explains failures", "[ib][driver]") {
     CHECK(std::string(driver->name()) == (rdma_device_present() ? "verbs" : "ofi"));
     // A job of one node process has nothing to connect.
     CHECK(driver->connect_all({driver->local_address()}) == Status::Ok);
+}
+
+TEST_CASE("a peer that goes away is reported as a lost connection", "[ib][driver]") {
+    // ofi over tcp only: the verbs driver does not watch its connections yet.
+    Cluster c;
+    if (!c.open("ofi", 3)) return;
+    auto* watch = dynamic_cast<ConnectionWatch*>(&c[0]);
+    REQUIRE(watch != nullptr);
+    int peer = -1;
+    std::string why;
+    CHECK_FALSE(watch->connection_lost(&peer, &why));  // all connected, nothing to say
+    // Node 2 closes its endpoints (as a process that dies would): node 0,
+    // sleeping in wait() with nothing posted, must wake up and name it.
+    c.nodes[2].driver.reset();
+    using clock = std::chrono::steady_clock;
+    const auto t0 = clock::now();
+    bool lost = false;
+    while (!lost && clock::now() - t0 < std::chrono::seconds(10)) {
+        c[0].wait(2000);
+        lost = watch->connection_lost(&peer, &why);
+    }
+    const double took = std::chrono::duration<double>(clock::now() - t0).count();
+    REQUIRE(lost);
+    CHECK(peer == 2);
+    CHECK_FALSE(why.empty());
+    CHECK(took < 1.0);  // woken by the event, not by wait()'s timeout
+    CHECK_FALSE(watch->connection_lost(&peer, &why));  // said once
+    // The connection to node 1 is unaffected.
+    Registered msg(c[0], 16);
+    REQUIRE(c[0].post_send(1, msg.data(), 16, msg.mr().local_desc, 1) == Status::Ok);
+    c.nodes.pop_back();  // (the pump polls every node left)
+    REQUIRE(c.pump([&] { return c.nodes[1].received.size() == 1; }));
 }

@@ -1,6 +1,7 @@
 // The network's protocols over the fake fabric: every size class expected and
 // unexpected, truncation, MPI order across protocols, flow control under a
-// message storm, synchronous sends, stealing statistics, registration reuse.
+// message storm, synchronous sends, stealing statistics, registration reuse,
+// rendezvous without registration.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -165,6 +166,40 @@ TEST_CASE("credits: a storm never overruns a small receive pool", "[network]") {
     CHECK(c.driver(0).overruns == 0);
 }
 
+TEST_CASE("credits: floods both ways at once do not deadlock", "[network]") {
+    // Each side's queue is blocked on credits while it owes the other side
+    // credits: the Credit messages must not wait behind that queue.
+    // (A deep send queue: both sides spend all their credits before either
+    // hears from the other.)
+    Cluster c(2, 1, config(), 16, 2048, 64);
+    const int kMessages = 400;
+    std::vector<TestSend> sends(2 * kMessages);
+    for (int i = 0; i < 2 * kMessages; ++i) {
+        const int from = i % 2;
+        sends[static_cast<size_t>(i)].data = pattern(static_cast<size_t>(i % 7) * 700, i);
+        c.send(from, 1 - from, MatchBits{1, 0, i}, &sends[static_cast<size_t>(i)]);
+    }
+    c.run_until([] { return false; }, -1, 20000);
+    std::vector<TestRecv> recvs(2 * kMessages);
+    for (int i = 0; i < 2 * kMessages; ++i) {
+        auto& r = recvs[static_cast<size_t>(i)];
+        r.want = MatchBits{1, i % 2, i};
+        r.capacity = 7 * 700;
+        r.buf.resize(r.capacity);
+        c.post(1 - i % 2, &r);
+    }
+    REQUIRE(c.run_until([&] {
+        return std::all_of(recvs.begin(), recvs.end(), [](auto& r) { return r.done; }) &&
+               std::all_of(sends.begin(), sends.end(), [](auto& s) { return s.done; });
+    }));
+    for (size_t i = 0; i < recvs.size(); ++i) {
+        REQUIRE(recvs[i].bytes == sends[i].data.size());
+        REQUIRE(std::equal(sends[i].data.begin(), sends[i].data.end(), recvs[i].buf.begin()));
+    }
+    CHECK(c.driver(0).overruns == 0);
+    CHECK(c.driver(1).overruns == 0);
+}
+
 TEST_CASE("collaborative polling: another rank processes a busy rank's work", "[network]") {
     Cluster c(2, 2, config(ProgressMode::Collaborative));
     TestSend s{pattern(100, 1)};
@@ -217,4 +252,36 @@ TEST_CASE("rendezvous reuses the registration of a buffer sent again", "[network
     }
     CHECK(c.driver(0).registrations - sender_before == 1);
     CHECK(c.driver(1).registrations - receiver_before == 1);
+}
+
+TEST_CASE("rendezvous falls back to copies when a side cannot register", "[network][rcache]") {
+    // Which node refuses: the sender (0), the receiver (1), or both.
+    const int refusing = GENERATE(0, 1, 2);
+    INFO("refusing: " << (refusing == 2 ? "both" : refusing == 0 ? "sender" : "receiver"));
+    Cluster c(2, 2, config());
+    for (int n = 0; n < 2; ++n) c.driver(n).refuse_registrations = refusing == n || refusing == 2;
+    // Larger than a bounce buffer many times over, expected and unexpected,
+    // contiguous or not; a synchronous one (rendezvous at any size) too.
+    for (size_t n : {size_t{20000}, size_t{1} << 20, size_t{1}})
+        for (bool unexpected : {false, true})
+            for (bool noncontig : {false, true}) {
+                INFO(n << " bytes, unexpected " << unexpected << ", noncontiguous " << noncontig);
+                round_trip(c, n, unexpected, noncontig, n == 1 && !unexpected);
+            }
+    CHECK(c.driver(0).refused + c.driver(1).refused > 0);
+    CHECK(c.driver(1).bad_writes == 0);
+    CHECK(c.driver(1).overruns == 0);
+
+    // A truncated receive takes only its capacity, the sender still completes.
+    TestSend s{pattern(100000, 5)};
+    TestRecv r;
+    r.want = MatchBits{7, kAny, 12};
+    r.capacity = 30000;
+    r.buf.assign(30016, 'Z');
+    c.post(2, &r);
+    c.send(0, 2, MatchBits{7, 0, 12}, &s);
+    REQUIRE(c.run_until([&] { return r.done && s.done; }));
+    CHECK(r.bytes == 100000);
+    CHECK(std::equal(s.data.begin(), s.data.begin() + 30000, r.buf.begin()));
+    CHECK(std::all_of(r.buf.begin() + 30000, r.buf.end(), [](char x) { return x == 'Z'; }));
 }

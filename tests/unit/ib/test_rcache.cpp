@@ -1,10 +1,11 @@
 // The registration cache with fake register/deregister callbacks: hits,
 // lazy deregistration within the byte budget, eviction, and invalidation when
-// memory is freed or unmapped and re-allocated at the same address.
-#include <catch2/catch.hpp>
-
+// memory is freed or unmapped and re-allocated at the same address; a full
+// NIC makes the cache drop what nobody uses before it gives up.
 #include <sys/mman.h>
 
+#include <catch2/catch.hpp>
+#include <cstdint>
 #include <map>
 #include <set>
 
@@ -19,10 +20,14 @@ struct FakeNic {
     std::map<uint64_t, std::pair<uintptr_t, size_t>> live;  // key -> range
     uint64_t next = 1;
     int regs = 0, deregs = 0;
+    size_t limit = SIZE_MAX;  // bytes the NIC can hold registered (a locked-memory limit)
+    size_t pinned = 0;
 
     RegistrationCache make(size_t budget) {
         return RegistrationCache(
             [this](void* addr, size_t len, MemoryRegion* out) {
+                if (len > limit - pinned) return false;
+                pinned += len;
                 out->addr = addr;
                 out->length = len;
                 out->remote_key = next++;
@@ -31,7 +36,9 @@ struct FakeNic {
                 return true;
             },
             [this](MemoryRegion& mr) {
-                REQUIRE(live.erase(mr.remote_key) == 1);  // never deregistered twice
+                REQUIRE(live.count(mr.remote_key) == 1);  // never deregistered twice
+                pinned -= live[mr.remote_key].second;
+                live.erase(mr.remote_key);
                 ++deregs;
             },
             budget);
@@ -116,4 +123,27 @@ TEST_CASE("invalidation of unrelated memory keeps registrations", "[rcache]") {
         CHECK(cache.counters().hits == 1);
         cache.release(e);
     }
+}
+
+TEST_CASE("a refused registration drops unused ones and retries, then fails cleanly", "[rcache]") {
+    FakeNic nic;
+    nic.limit = 4 * 65536;
+    RegistrationCache cache = nic.make(1 << 30);  // the budget alone would keep them all
+    std::vector<std::vector<char>> bufs(4, std::vector<char>(60000));
+    for (auto& b : bufs) cache.release(cache.acquire(b.data(), b.size()));
+    CHECK(cache.counters().cached_bytes > 0);
+    // The NIC is full of unused registrations: a new one still succeeds.
+    std::vector<char> big(3 * 65536);
+    auto* e = cache.acquire(big.data(), big.size());
+    REQUIRE(e);
+    CHECK(cache.counters().cached_bytes == 0);
+    CHECK(cache.counters().failures == 0);
+    // Held registrations cannot be dropped: now it fails, and says so.
+    std::vector<char> more(2 * 65536);
+    CHECK(cache.acquire(more.data(), more.size()) == nullptr);
+    CHECK(cache.counters().failures == 1);
+    cache.release(e);
+    auto* again = cache.acquire(more.data(), more.size());
+    CHECK(again);
+    if (again) cache.release(again);
 }
