@@ -82,10 +82,12 @@ int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int* size)
     Datatype* t;
     if (int e = check_type(datatype, &t, false)) return raise(c, e);
     if (!size) return raise(c, make_error(MPI_ERR_ARG, "size is NULL"));
-    const MPI_Count bytes = static_cast<MPI_Count>(incount) * static_cast<MPI_Count>(t->size);
-    if (bytes > INT_MAX)
-        return raise(c, make_error(MPI_ERR_COUNT, "%lld packed bytes do not fit an int",
-                                   static_cast<long long>(bytes)));
+    MPI_Count bytes = 0;
+    if (__builtin_mul_overflow(static_cast<MPI_Count>(incount), static_cast<MPI_Count>(t->size),
+                               &bytes) ||
+        bytes > INT_MAX)
+        return raise(c, make_error(MPI_ERR_COUNT, "%d elements of %zu bytes do not fit an int",
+                                   incount, t->size));
     *size = static_cast<int>(bytes);
     return MPI_SUCCESS;
 }
@@ -130,7 +132,11 @@ int PMPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype data
     Datatype* t;
     if (int e = check_type(datatype, &t, false)) return raise(nullptr, e);
     if (!size) return raise(nullptr, make_error(MPI_ERR_ARG, "size is NULL"));
-    *size = static_cast<MPI_Aint>(incount) * static_cast<MPI_Aint>(t->external_size);
+    if (__builtin_mul_overflow(static_cast<MPI_Aint>(incount),
+                               static_cast<MPI_Aint>(t->external_size), size))
+        return raise(nullptr,
+                     make_error(MPI_ERR_COUNT, "%d elements of %zu bytes overflow MPI_Aint",
+                                incount, t->external_size));
     return MPI_SUCCESS;
 }
 
