@@ -17,8 +17,8 @@
 namespace mpc::ib {
 namespace {
 
-constexpr int kBatch = 32;         // completions drained per CQ per poll
-constexpr int kProcessBatch = 64;  // work requests processed per rank per poll
+constexpr int kBatch = 32;                   // completions drained per CQ per poll
+constexpr int kProcessBatch = 64;            // work requests processed per rank per poll
 constexpr unsigned kCheckPeriodIdle = 64;    // drains between connection checks, when idle
 constexpr unsigned kCheckPeriodBusy = 4096;  // and under traffic
 constexpr int64_t kLostConnectionGraceNs = 500'000'000;  // see check_connections
@@ -45,11 +45,11 @@ NetworkConfig NetworkConfig::from_env() {
     c.driver = env::get("MPC_NET") ? env::get("MPC_NET") : "auto";
     if (c.driver != "auto" && c.driver != "ofi" && c.driver != "verbs")
         runtime::fatal("MPC_NET=%s is not valid: expected auto, ofi or verbs", c.driver.c_str());
-    c.mode = static_cast<ProgressMode>(env::get_choice(
-        "MPC_PROGRESS", static_cast<int>(ProgressMode::Collaborative),
-        {{"wait", static_cast<int>(ProgressMode::Wait)},
-         {"collaborative", static_cast<int>(ProgressMode::Collaborative)},
-         {"thread", static_cast<int>(ProgressMode::Thread)}}));
+    c.mode = static_cast<ProgressMode>(
+        env::get_choice("MPC_PROGRESS", static_cast<int>(ProgressMode::Collaborative),
+                        {{"wait", static_cast<int>(ProgressMode::Wait)},
+                         {"collaborative", static_cast<int>(ProgressMode::Collaborative)},
+                         {"thread", static_cast<int>(ProgressMode::Thread)}}));
     c.thread_blocks = env::get_choice("MPC_PROGRESS_THREAD", 0, {{"poll", 0}, {"block", 1}}) == 1;
     c.thread_realtime = env::get_bool("MPC_PROGRESS_THREAD_RT", false);
     c.eager_limit = env::get_size("MPC_EAGER_LIMIT", 0);
@@ -139,7 +139,8 @@ bool NetworkImpl::init(const std::vector<std::string>& addresses, std::string* e
         if (s->numa < topo.num_numa_nodes()) {
             const auto& order = topo.numa_order_from(s->numa);
             for (size_t k = 0; k < order.size(); ++k)
-                if (order[k] <= max_numa) numa_rank[static_cast<size_t>(order[k])] = static_cast<int>(k);
+                if (order[k] <= max_numa)
+                    numa_rank[static_cast<size_t>(order[k])] = static_cast<int>(k);
         }
         numa_rank[static_cast<size_t>(s->numa)] = 0;
         s->steal_order = steal_order(static_cast<int>(i), layout_.local_numa, numa_rank);
@@ -148,7 +149,8 @@ bool NetworkImpl::init(const std::vector<std::string>& addresses, std::string* e
 
     // Send buffers: one registered slab.
     send_slab_.reset(new char[static_cast<size_t>(send_buffers_) * buffer_size_]);
-    if (driver_->register_memory(send_slab_.get(), static_cast<size_t>(send_buffers_) * buffer_size_,
+    if (driver_->register_memory(send_slab_.get(),
+                                 static_cast<size_t>(send_buffers_) * buffer_size_,
                                  &send_mr_) != Status::Ok) {
         *error = "cannot register the send buffers";
         return false;
@@ -165,7 +167,8 @@ bool NetworkImpl::init(const std::vector<std::string>& addresses, std::string* e
     set_global_rcache(rcache_.get());
 
     if (nodes > 1 && driver_->connect_all(addresses) != Status::Ok) {
-        *error = std::string("the ") + driver_->name() + " driver could not connect the node processes";
+        *error =
+            std::string("the ") + driver_->name() + " driver could not connect the node processes";
         return false;
     }
 
@@ -175,7 +178,9 @@ bool NetworkImpl::init(const std::vector<std::string>& addresses, std::string* e
                 sched_param p{};
                 p.sched_priority = sched_get_priority_min(SCHED_FIFO);
                 if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &p) != 0)
-                    runtime::warn("the progress thread cannot get real-time priority (not permitted); it runs at normal priority");
+                    runtime::warn(
+                        "the progress thread cannot get real-time priority (not permitted); it "
+                        "runs at normal priority");
             }
             while (!stopping_.load(std::memory_order_acquire)) {
                 bool did = poll(-1);
@@ -183,8 +188,10 @@ bool NetworkImpl::init(const std::vector<std::string>& addresses, std::string* e
                 if (did) continue;
                 // Polling: give the core to anyone else who wants it (a woken
                 // VP sharing it runs at once, not after our time slice).
-                if (config_.thread_blocks) driver_->wait(100);
-                else sched_yield();
+                if (config_.thread_blocks)
+                    driver_->wait(100);
+                else
+                    sched_yield();
             }
         });
     }
@@ -196,8 +203,10 @@ bool NetworkImpl::drain_cqs() {
     Completion c[kBatch];
     int n = driver_->poll_recv_cq(c, kBatch);
     for (int i = 0; i < n; ++i) {
-        if (c[i].type == Completion::Type::WriteImm) dispatch_write_imm(c[i]);
-        else dispatch_recv(c[i]);
+        if (c[i].type == Completion::Type::WriteImm)
+            dispatch_write_imm(c[i]);
+        else
+            dispatch_recv(c[i]);
     }
     // A broken connection shows on the event queue, not in the CQs: a rank
     // waiting for that peer alone would never hear of it. Asked every 64th
@@ -208,8 +217,7 @@ bool NetworkImpl::drain_cqs() {
     // Every CQ read may cost a system call (tcp runs its progress engine
     // there): the send CQ is read less often, and only with sends in flight.
     int m = 0;
-    if (inflight_.load(std::memory_order_relaxed) > 0 &&
-        (++send_cq_turn_ % 8 == 0 || n == 0)) {
+    if (inflight_.load(std::memory_order_relaxed) > 0 && (++send_cq_turn_ % 8 == 0 || n == 0)) {
         m = driver_->poll_send_cq(c, kBatch);
         for (int i = 0; i < m; ++i) handle_send_completion(c[i]);
     }
@@ -233,7 +241,7 @@ void NetworkImpl::check_connections() {
                    why.c_str());
 }
 
-bool NetworkImpl::poll(int caller) {
+bool NetworkImpl::poll(int caller, bool steal, int thief_numa) {
     const ProgressMode mode = config_.mode;
     // In thread mode the progress thread alone touches the network.
     if (mode == ProgressMode::Thread && caller >= 0) return false;
@@ -242,11 +250,18 @@ bool NetworkImpl::poll(int caller) {
     bool own = false;
     if (caller >= 0) own = process_rank(caller, caller, slots_[static_cast<size_t>(caller)]->numa);
     did |= own;
-    const bool steal = mode == ProgressMode::Collaborative || (mode == ProgressMode::Thread && caller < 0);
+    steal = steal &&
+            (mode == ProgressMode::Collaborative || (mode == ProgressMode::Thread && caller < 0));
     if (!steal || own) return did;
     if (caller >= 0) {
         RankSlot& me = *slots_[static_cast<size_t>(caller)];
         for (int v : me.steal_order) did |= process_rank(v, caller, me.numa);
+    } else if (thief_numa >= 0) {
+        // An idle VP: the ranks of its NUMA node first, then the others.
+        for (int pass = 0; pass < 2; ++pass)
+            for (size_t v = 0; v < slots_.size(); ++v)
+                if ((slots_[v]->numa == thief_numa) == (pass == 0))
+                    did |= process_rank(static_cast<int>(v), -1, thief_numa);
     } else {
         for (size_t v = 0; v < slots_.size(); ++v)
             did |= process_rank(static_cast<int>(v), -1, slots_[v]->numa);
@@ -269,10 +284,14 @@ bool NetworkImpl::process_rank(int local, int thief, int thief_numa) {
         s.list_lock.unlock();
         if (!wr) break;
         s.pending.fetch_sub(1, std::memory_order_relaxed);
-        if (thief == local) s.stats.processed_self++;
-        else if (thief_numa == s.numa) s.stats.stolen_same_numa++;
-        else s.stats.stolen_other_numa++;
-        if (config_.stats) s.stats.wr_reception_ns += static_cast<uint64_t>(runtime::now_ns() - wr->dispatched_ns);
+        if (thief == local)
+            s.stats.processed_self++;
+        else if (thief_numa == s.numa)
+            s.stats.stolen_same_numa++;
+        else
+            s.stats.stolen_other_numa++;
+        if (config_.stats)
+            s.stats.wr_reception_ns += static_cast<uint64_t>(runtime::now_ns() - wr->dispatched_ns);
         s.stats.wr_received++;
         process_in_order(local, wr);
         ++n;
@@ -288,7 +307,8 @@ void NetworkImpl::block(int timeout_ms) {
     blocker_.store(false);
 }
 
-__attribute__((no_sanitize("thread"))) std::vector<std::string> NetworkImpl::describe_state() const {
+__attribute__((no_sanitize("thread"))) std::vector<std::string> NetworkImpl::describe_state()
+    const {
     std::vector<std::string> lines;
     char buf[256];
     snprintf(buf, sizeof(buf),
@@ -429,7 +449,8 @@ DriverConfig driver_config(const NetworkConfig& c, const NetworkLayout& layout) 
     d.recv_buffer_size = c.buffer_size;
     d.recv_buffers = c.recv_buffers;
     d.send_queue_depth = std::max<uint32_t>(c.send_buffers, 64);
-    d.provider = runtime::env::get("MPC_OFI_PROVIDER") ? runtime::env::get("MPC_OFI_PROVIDER") : "tcp";
+    d.provider =
+        runtime::env::get("MPC_OFI_PROVIDER") ? runtime::env::get("MPC_OFI_PROVIDER") : "tcp";
     return d;
 }
 
@@ -440,21 +461,20 @@ NetworkConfig with_defaults(NetworkConfig c, int nodes) {
     if (c.buffer_size < 1024) runtime::fatal("MPC_NET_BUFFER must be at least 1K");
     if (!c.eager_limit) c.eager_limit = c.buffer_size - sizeof(Header);
     if (!c.rendezvous_threshold) c.rendezvous_threshold = 65536;
-    if (!c.recv_buffers) c.recv_buffers = std::max<uint32_t>(256, 64u * static_cast<uint32_t>(std::max(1, nodes - 1)));
+    if (!c.recv_buffers)
+        c.recv_buffers =
+            std::max<uint32_t>(256, 64u * static_cast<uint32_t>(std::max(1, nodes - 1)));
     if (!c.send_buffers) c.send_buffers = 256;
     return c;
 }
 
 }  // namespace
 
-std::unique_ptr<Network> Network::start_with_driver(std::unique_ptr<Driver> driver,
-                                                    const NetworkConfig& config,
-                                                    const NetworkLayout& layout,
-                                                    const Upcalls& upcalls,
-                                                    const std::vector<std::string>& addresses,
-                                                    std::string* error) {
-    auto net = std::make_unique<NetworkImpl>(std::move(driver), with_defaults(config, layout.num_nodes),
-                                             layout, upcalls);
+std::unique_ptr<Network> Network::start_with_driver(
+    std::unique_ptr<Driver> driver, const NetworkConfig& config, const NetworkLayout& layout,
+    const Upcalls& upcalls, const std::vector<std::string>& addresses, std::string* error) {
+    auto net = std::make_unique<NetworkImpl>(
+        std::move(driver), with_defaults(config, layout.num_nodes), layout, upcalls);
     if (!net->init(addresses, error)) return nullptr;
     return net;
 }

@@ -147,7 +147,7 @@ public:
               bool synchronous) override;
     void deliver_unexpected(Unexpected* msg, const RecvTarget& target) override;
     void drop_unexpected(Unexpected* msg) override;
-    bool poll(int caller) override;
+    bool poll(int caller, bool steal = true, int thief_numa = -1) override;
     void block(int timeout_ms) override;
     void interrupt() override { driver_->interrupt(); }
     ProgressMode mode() const override { return config_.mode; }

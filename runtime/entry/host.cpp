@@ -1,5 +1,4 @@
 #include "host.hpp"
-#include "images.hpp"
 
 #include <dlfcn.h>
 #include <signal.h>
@@ -7,8 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <atomic>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -17,6 +16,7 @@
 #include <vector>
 
 #include "ib/network.hpp"
+#include "images.hpp"
 #include "mpi_api/hang_watch.hpp"
 #include "mpi_api/net.hpp"
 #include "mpi_api/process.hpp"
@@ -58,7 +58,12 @@ int caller_local() {
     return r ? r->local_index : -1;
 }
 
-void hook_poll(void*, int, bool) { mpi::poll(caller_local()); }
+std::vector<int> g_vp_numa;  // NUMA node of each VP's core
+
+void hook_poll(void*, int vp, bool) {
+    const int caller = caller_local();
+    mpi::poll(caller, true, caller < 0 ? g_vp_numa[static_cast<size_t>(vp)] : -1);
+}
 
 // How long an idle VP sleeps at most: wakes are not lost (see ProgressHooks),
 // but a bound costs nothing and caps the damage of any that would be.
@@ -66,7 +71,8 @@ constexpr int kIdleBlockMs = 100;
 
 void hook_block(void*, int vp, const std::atomic<uint32_t>* sleeping) {
     int none = -1;
-    if (g_net->mode() != ib::ProgressMode::Thread && g_net_blocker.compare_exchange_strong(none, vp)) {
+    if (g_net->mode() != ib::ProgressMode::Thread &&
+        g_net_blocker.compare_exchange_strong(none, vp)) {
         // Announced as the blocker first, then the flag: a waker that cleared
         // the flag after our look sees us as the blocker and interrupts.
         if (sleeping->load(std::memory_order_seq_cst)) g_net->block(kIdleBlockMs);
@@ -219,22 +225,29 @@ int run(MainFn user_main, int argc, char** argv, char** envp) {
     }
     // By default one VP per core of ours, at most one per rank.
     const int our_cores = opts.cores.empty() ? 1 : static_cast<int>(opts.cores.size());
-    opts.num_vps = static_cast<int>(runtime::env::get_int("MPC_VPS", std::min(our_cores, nlocal), 1, 4096));
+    opts.num_vps =
+        static_cast<int>(runtime::env::get_int("MPC_VPS", std::min(our_cores, nlocal), 1, 4096));
     opts.num_vps = std::max(1, std::min(opts.num_vps, nlocal));
     opts.stack_size = runtime::env::get_size("MPC_STACK_SIZE", default_stack_size());
     if (opts.stack_size < 64 * 1024) runtime::fatal("MPC_STACK_SIZE must be at least 64K");
-    opts.idle_spin_ns = static_cast<int64_t>(runtime::env::get_seconds("MPC_IDLE_SPIN", 200e-6) * 1e9);
+    opts.idle_spin_ns =
+        static_cast<int64_t>(runtime::env::get_seconds("MPC_IDLE_SPIN", 200e-6) * 1e9);
     opts.on_vp_start = vp_start;
 
     setup_signal_stack();
     install_crash_handlers();
 
     // Private globals per rank (rank images), unless the user opted out.
-    ImageSet images = load_images(user_main, nlocal, runtime::env::get_bool("MPC_SHARED_GLOBALS", false));
+    ImageSet images =
+        load_images(user_main, nlocal, runtime::env::get_bool("MPC_SHARED_GLOBALS", false));
     opts.task_tls_size = images.tls_size;
     opts.task_tls_offset = images.tls_offset;
     opts.task_tls_init = images.tls_init.data();
     g_rank_images = images.objects;
+
+    for (int vp = 0; vp < opts.num_vps; ++vp)
+        g_vp_numa.push_back(
+            runtime::Topology::instance().numa_of_core(sched::core_of_vp(opts, vp)));
 
     std::unique_ptr<ib::Network> net;
     if (nodes > 1) {
@@ -331,17 +344,18 @@ void crash_handler(int sig, siginfo_t* info, void*) {
     const char* what = strsignal(sig);
     int n;
     if (overflow)
-        n = snprintf(buf, sizeof(buf),
-                     "mpcx: rank %d overflowed its stack (signal %d, %s); raise MPC_STACK_SIZE "
-                     "(now %zu bytes)\n",
-                     rank ? rank->world_rank : -1, sig, what,
-                     sched::current_scheduler() ? sched::current_scheduler()->options().stack_size : 0);
+        n = snprintf(
+            buf, sizeof(buf),
+            "mpcx: rank %d overflowed its stack (signal %d, %s); raise MPC_STACK_SIZE "
+            "(now %zu bytes)\n",
+            rank ? rank->world_rank : -1, sig, what,
+            sched::current_scheduler() ? sched::current_scheduler()->options().stack_size : 0);
     else if (rank)
         n = snprintf(buf, sizeof(buf), "mpcx: rank %d (pid %d) crashed: signal %d (%s) at %p\n",
                      rank->world_rank, getpid(), sig, what, info ? info->si_addr : nullptr);
     else
-        n = snprintf(buf, sizeof(buf), "mpcx: node process %d crashed: signal %d (%s)\n",
-                     getpid(), sig, what);
+        n = snprintf(buf, sizeof(buf), "mpcx: node process %d crashed: signal %d (%s)\n", getpid(),
+                     sig, what);
     if (n > 0) {
         ssize_t ignored = write(STDERR_FILENO, buf, static_cast<size_t>(std::min(n, 511)));
         (void)ignored;
@@ -412,12 +426,12 @@ bool keep_existing_handler(const struct sigaction& old) {
 }  // namespace
 
 void install_crash_handlers() {
-    struct sigaction sa{};
+    struct sigaction sa {};
     sa.sa_sigaction = crash_handler;
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER | SA_RESETHAND;
     sigemptyset(&sa.sa_mask);
     for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) {
-        struct sigaction old{};
+        struct sigaction old {};
         sigaction(sig, nullptr, &old);
         if (!keep_existing_handler(old)) sigaction(sig, &sa, nullptr);
     }

@@ -146,8 +146,11 @@ public:
     virtual void drop_unexpected(Unexpected* msg) = 0;
 
     // The poll function (DESIGN.md 5.3). caller: local index of the calling rank,
-    // or -1 (idle VP, progress thread). Returns true when it did any work.
-    virtual bool poll(int caller) = 0;
+    // or -1 (idle VP, progress thread). steal=false: the caller's own work only
+    // this time. thief_numa: the NUMA node of an idle VP calling (caller -1), so
+    // that it serves the ranks of its NUMA node first; -1 when unknown (a
+    // progress thread). Returns true when it did any work.
+    virtual bool poll(int caller, bool steal = true, int thief_numa = -1) = 0;
     // An idle VP may block here until network activity or interrupt().
     virtual void block(int timeout_ms) = 0;
     virtual void interrupt() = 0;

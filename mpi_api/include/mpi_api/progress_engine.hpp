@@ -38,7 +38,9 @@ void set_poll_mode(PollMode mode);
 
 // The poll function: network (if any), then operations of the caller (a local
 // rank index, or -1 for an idle VP / progress thread) and, collaboratively, of
-// the others (unless steal is false). Returns true when something was done.
-bool poll(int caller, bool steal = true);
+// the others (unless steal is false). An idle VP gives its NUMA node
+// (thief_numa) so that it serves the ranks near it first. Returns true when
+// something was done.
+bool poll(int caller, bool steal = true, int thief_numa = -1);
 
 }  // namespace mpc::mpi

@@ -60,9 +60,9 @@ bool progress_rank(RankState* owner) {
     return true;
 }
 
-bool poll(int caller, bool steal) {
+bool poll(int caller, bool steal, int thief_numa) {
     bool did = false;
-    if (ib::Network* net = network()) did |= net->poll(caller);
+    if (ib::Network* net = network()) did |= net->poll(caller, steal, thief_numa);
     const PollMode mode = g_mode.load(std::memory_order_relaxed);
     const auto& locals = world().locals;
     if (caller >= 0) {
