@@ -7,6 +7,11 @@
 #include "mpi_api/progress.hpp"
 
 namespace mpc::coll::shm {
+namespace {
+
+constexpr int kTightSpins = 512;
+
+}  // namespace
 
 ShmGroup::ShmGroup(std::vector<int> world_ranks)
     : world_ranks_(std::move(world_ranks)), members_(new MemberSlots[world_ranks_.size()]) {}
@@ -24,6 +29,15 @@ void ShmGroup::publish(int me, uint64_t e) {
 template <class Done>
 void ShmGroup::wait(Done&& done) {
     if (done()) return;
+    // Members usually arrive within a microsecond or two of each other: a
+    // tight spin on the lines first, unless another task of this VP could use
+    // the core (then it must run for the wait to end).
+    if (!sched::others_runnable()) {
+        for (int i = 0; i < kTightSpins; ++i) {
+            runtime::cpu_relax();
+            if (done()) return;
+        }
+    }
     mpi::block_until(
         done,
         [this](sched::Waiter* w) {

@@ -28,12 +28,19 @@ namespace mpc::coll::shm {
 // Reductions and broadcasts up to this size travel through the inline slots.
 inline constexpr size_t kInlineBytes = 1024;
 
+// Payloads up to this size share the progress line (one transfer, not two).
+inline constexpr size_t kTinyBytes = 24;
+
 struct alignas(64) MemberSlots {
     // The progress line: written by the member, read by all.
     std::atomic<uint64_t> episode{0};
-    const void* src[2] = {nullptr, nullptr};  // published input, by parity
-    void* dst[2] = {nullptr, nullptr};        // published output, by parity
-    alignas(64) unsigned char data[2][kInlineBytes];
+    unsigned char tiny[2][kTinyBytes];                    // small inline payloads, by parity
+    alignas(64) const void* src[2] = {nullptr, nullptr};  // published input, by parity
+    void* dst[2] = {nullptr, nullptr};                    // published output, by parity
+    alignas(64) unsigned char data[2][kInlineBytes];      // inline payloads, by parity
+
+    // Where an inline payload of `bytes` goes at parity p.
+    unsigned char* slot(int p, size_t bytes) { return bytes <= kTinyBytes ? tiny[p] : data[p]; }
 };
 
 class ShmGroup {

@@ -65,9 +65,9 @@ void slice_of(int r, int members, const Units& u, size_t* lo, size_t* hi) {
 // every member computes the same expression.
 void fold(const mpi::Op* op, const Units& u, ShmGroup& g, int parity, unsigned char* acc) {
     const int n = g.size();
-    memcpy(acc, g.member(n - 1).data[parity], u.count * u.unit);
+    memcpy(acc, g.member(n - 1).slot(parity, u.count * u.unit), u.count * u.unit);
     for (int k = n - 2; k >= 0; --k)
-        mpi::op_apply(*op, g.member(k).data[parity], acc, u.count, *u.basic);
+        mpi::op_apply(*op, g.member(k).slot(parity, u.count * u.unit), acc, u.count, *u.basic);
 }
 
 // A single member: no one to wait for.
@@ -112,10 +112,10 @@ void local_bcast(const Local& l, void* buf, int count, const mpi::Datatype* type
     if (bytes <= kInlineBytes) {
         if (me == root) {
             g.wait_all(e - 1);
-            mpi::pack(buf, static_cast<size_t>(count), *type, 0, mine.data[p], bytes);
+            mpi::pack(buf, static_cast<size_t>(count), *type, 0, mine.slot(p, bytes), bytes);
         } else {
             g.wait_one(root, e);
-            mpi::unpack(buf, static_cast<size_t>(count), *type, 0, from.data[p], bytes);
+            mpi::unpack(buf, static_cast<size_t>(count), *type, 0, from.slot(p, bytes), bytes);
         }
         g.publish(me, e);
         return;
@@ -150,7 +150,7 @@ void local_reduce(const Local& l, const void* sendbuf, void* recvbuf, int count,
     if (bytes <= kInlineBytes) {
         *l.episode = e;
         g.wait_all(e - 1);
-        mpi::pack(in, static_cast<size_t>(count), *type, 0, mine.data[p], bytes);
+        mpi::pack(in, static_cast<size_t>(count), *type, 0, mine.slot(p, bytes), bytes);
         g.publish(me, e);
         if (me != root) return;
         g.wait_all(e);
@@ -205,7 +205,7 @@ void local_allreduce(const Local& l, const void* sendbuf, void* recvbuf, int cou
         // One synchronisation: everyone publishes a copy, everyone folds all.
         *l.episode = e;
         g.wait_all(e - 1);
-        mpi::pack(in, static_cast<size_t>(count), *type, 0, mine.data[p], bytes);
+        mpi::pack(in, static_cast<size_t>(count), *type, 0, mine.slot(p, bytes), bytes);
         g.publish(me, e);
         g.wait_all(e);
         alignas(64) unsigned char acc[kInlineBytes];
