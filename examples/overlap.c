@@ -1,7 +1,7 @@
 /* Overlap benchmarks of the collaborative-polling papers, as a plain MPI
  * program (it builds with any MPI's mpicc).
  *
- *   overlap [-p2p | -nbc] [-nbc-sizes LIST] [-iters N] [-factor F] [sizes...]
+ *   overlap [-p2p | -nbc] [-nbc-sizes LIST] [-nbc-idle] [-iters N] [-factor F] [sizes...]
  *
  * Sizes take K and M suffixes; LIST is comma-separated (8,32K,1M). Without
  * -p2p or -nbc both parts run (the point-to-point one only at 4 ranks).
@@ -20,7 +20,8 @@
  * Nonblocking-collective part (-nbc; any rank count; default sizes 8 32K 1M,
  * or -nbc-sizes, or the positional sizes with -nbc): the overhead of
  * MPI_Iallreduce (doubles, MPI_SUM) and MPI_Ibcast (bytes, root 0) when every
- * rank computes between the post and the wait, by the two methods of the
+ * rank computes between the post and the wait (with -nbc-idle: the even
+ * ranks run them and compute, the odd ones wait in MPI), by the two methods of the
  * NBC benchmarks:
  * - time-based: post, compute for a fixed time T, wait: overhead = total - T;
  * - work-based: post, compute a fixed number of work units calibrated to T
@@ -213,6 +214,12 @@ static void p2p_part(int rank, const size_t* sizes, int nsizes) {
 /* ---- nonblocking-collective overhead ------------------------------------- */
 
 enum NbcOp { IALLREDUCE, IBCAST };
+
+/* The ranks that run the nonblocking collectives: all, or with -nbc-idle the
+ * even ranks only, while the odd ones wait inside MPI (a barrier) and may
+ * progress the others' collectives (one idle rank per node process with the
+ * block distribution of 4 ranks over 2 nodes). */
+static MPI_Comm nbc_comm;
 static const char* nbc_name[] = {"Iallreduce", "Ibcast"};
 
 struct NbcBuffers {
@@ -224,17 +231,17 @@ struct NbcBuffers {
 static void nbc_post(enum NbcOp op, size_t n, struct NbcBuffers* b, MPI_Request* req) {
     if (op == IALLREDUCE)
         MPI_Iallreduce(b->in, b->out, (int)(n / sizeof(double)), MPI_DOUBLE, MPI_SUM,
-                       MPI_COMM_WORLD, req);
+                       nbc_comm, req);
     else
-        MPI_Ibcast(b->bytes, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD, req);
+        MPI_Ibcast(b->bytes, (int)n, MPI_BYTE, 0, nbc_comm, req);
 }
 
 static void nbc_blocking(enum NbcOp op, size_t n, struct NbcBuffers* b) {
     if (op == IALLREDUCE)
         MPI_Allreduce(b->in, b->out, (int)(n / sizeof(double)), MPI_DOUBLE, MPI_SUM,
-                      MPI_COMM_WORLD);
+                      nbc_comm);
     else
-        MPI_Bcast(b->bytes, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD);
+        MPI_Bcast(b->bytes, (int)n, MPI_BYTE, 0, nbc_comm);
 }
 
 /* Seconds per work unit for this rank: the best of 5 runs of about 10 ms
@@ -252,7 +259,7 @@ static double calibrate_unit(void) {
     units = (long)(units * 0.01 / t) + 1;
     double best = 1e30;
     for (int r = 0; r < 5; ++r) {
-        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Barrier(nbc_comm);
         double t0 = MPI_Wtime();
         work_units(units);
         t = MPI_Wtime() - t0;
@@ -286,8 +293,8 @@ static void nbc_part(int rank, int size, const size_t* sizes, int nsizes, int it
 
     const double unit = calibrate_unit();
     double slowest_unit, fastest_unit;
-    MPI_Reduce(&unit, &slowest_unit, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-    MPI_Allreduce(&unit, &fastest_unit, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Reduce(&unit, &slowest_unit, 1, MPI_DOUBLE, MPI_MAX, 0, nbc_comm);
+    MPI_Allreduce(&unit, &fastest_unit, 1, MPI_DOUBLE, MPI_MIN, nbc_comm);
     if (rank == 0) {
         printf(
             "# nonblocking collectives: %d ranks, compute = %.1f x blocking time, "
@@ -302,11 +309,11 @@ static void nbc_part(int rank, int size, const size_t* sizes, int nsizes, int it
             if (op == IALLREDUCE && n < sizeof(double)) n = sizeof(double);
             for (int i = 0; i < 2; ++i) nbc_blocking((enum NbcOp)op, n, &b); /* warm-up */
             for (int i = 0; i < iters; ++i) {
-                MPI_Barrier(MPI_COMM_WORLD);
+                MPI_Barrier(nbc_comm);
                 double t0 = MPI_Wtime();
                 nbc_blocking((enum NbcOp)op, n, &b);
                 double t = MPI_Wtime() - t0;
-                MPI_Allreduce(&t, &col[i], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+                MPI_Allreduce(&t, &col[i], 1, MPI_DOUBLE, MPI_MAX, nbc_comm);
             }
             const double blocking = median(col, iters);
             double compute = factor * blocking;
@@ -320,7 +327,7 @@ static void nbc_part(int rank, int size, const size_t* sizes, int nsizes, int it
                 double measured_work[2] = {0, 0}; /* sum, for the work-based mean */
                 for (int i = 0; i < iters; ++i) {
                     MPI_Request req;
-                    MPI_Barrier(MPI_COMM_WORLD);
+                    MPI_Barrier(nbc_comm);
                     double t0 = MPI_Wtime();
                     nbc_post((enum NbcOp)op, n, &b, &req);
                     double w0 = MPI_Wtime();
@@ -335,13 +342,13 @@ static void nbc_part(int rank, int size, const size_t* sizes, int nsizes, int it
                      * the loop's grain); work-based: the units' time alone. */
                     double ref = method == 0 ? w : units_alone;
                     double mine[3] = {total, ref, total - ref};
-                    MPI_Allreduce(mine, rows[i], 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+                    MPI_Allreduce(mine, rows[i], 3, MPI_DOUBLE, MPI_MAX, nbc_comm);
                     measured_work[0] += w;
                 }
                 double med[3];
                 slowest_medians(rows, iters, med);
                 double mean_w = measured_work[0] / iters, slowest_w;
-                MPI_Allreduce(&mean_w, &slowest_w, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+                MPI_Allreduce(&mean_w, &slowest_w, 1, MPI_DOUBLE, MPI_MAX, nbc_comm);
                 const char* mname = method == 0 ? "time" : "work";
                 if (rank == 0) {
                     printf("%-11s %10zu %6s %12.1f %12.1f %12.1f %12.1f\n", nbc_name[op], n, mname,
@@ -368,7 +375,7 @@ int main(int argc, char** argv) {
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    int want_p2p = 1, want_nbc = 1, iters = 20;
+    int want_p2p = 1, want_nbc = 1, iters = 20, nbc_idle = 0;
     double factor = 2.0;
     size_t sizes[16], nbc_sizes[16];
     int nsizes = 0, n_nbc_sizes = 0;
@@ -381,6 +388,8 @@ int main(int argc, char** argv) {
             iters = atoi(argv[++i]);
         else if (strcmp(argv[i], "-factor") == 0 && i + 1 < argc)
             factor = atof(argv[++i]);
+        else if (strcmp(argv[i], "-nbc-idle") == 0)
+            nbc_idle = 1;
         else if (strcmp(argv[i], "-nbc-sizes") == 0 && i + 1 < argc)
             n_nbc_sizes = parse_size_list(argv[++i], nbc_sizes, 16);
         else if (nsizes < 16)
@@ -421,7 +430,19 @@ int main(int argc, char** argv) {
             nbc_sizes[2] = 1 << 20;
             n_nbc_sizes = 3;
         }
-        nbc_part(rank, size, nbc_sizes, n_nbc_sizes, iters, factor);
+        nbc_comm = MPI_COMM_WORLD;
+        if (nbc_idle && size >= 2) {
+            MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &nbc_comm);
+            if (rank % 2 == 0) {
+                int n;
+                MPI_Comm_size(nbc_comm, &n);
+                nbc_part(rank / 2, n, nbc_sizes, n_nbc_sizes, iters, factor);
+            }
+            MPI_Barrier(MPI_COMM_WORLD); /* the idle ranks wait here */
+            MPI_Comm_free(&nbc_comm);
+        } else {
+            nbc_part(rank, size, nbc_sizes, n_nbc_sizes, iters, factor);
+        }
     }
     MPI_Finalize();
     return 0;
