@@ -31,8 +31,8 @@ void ShmGroup::wait(Done&& done) {
     if (done()) return;
     // Members usually arrive within a microsecond or two of each other: a
     // tight spin on the lines first, unless another task of this VP could use
-    // the core (then it must run for the wait to end).
-    if (!sched::others_runnable()) {
+    // the core (then it must run for the wait to end), or VPs share cores.
+    if (!sched::others_runnable() && !sched::cores_shared()) {
         for (int i = 0; i < kTightSpins; ++i) {
             runtime::cpu_relax();
             if (done()) return;

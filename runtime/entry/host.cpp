@@ -20,6 +20,7 @@
 #include "mpi_api/hang_watch.hpp"
 #include "mpi_api/net.hpp"
 #include "mpi_api/process.hpp"
+#include "mpi_api/progress.hpp"
 #include "mpi_api/progress_engine.hpp"
 #include "mpi_api/rank.hpp"
 #include "runtime/bootstrap.hpp"
@@ -228,10 +229,17 @@ int run(MainFn user_main, int argc, char** argv, char** envp) {
     opts.num_vps =
         static_cast<int>(runtime::env::get_int("MPC_VPS", std::min(our_cores, nlocal), 1, 4096));
     opts.num_vps = std::max(1, std::min(opts.num_vps, nlocal));
+    // No cores of our own (more node processes than cores), or more VPs than them.
+    opts.shared_cores = opts.cores.empty() || opts.num_vps > static_cast<int>(opts.cores.size());
     opts.stack_size = runtime::env::get_size("MPC_STACK_SIZE", default_stack_size());
     if (opts.stack_size < 64 * 1024) runtime::fatal("MPC_STACK_SIZE must be at least 64K");
+    // Where VPs share cores, spinning takes the core from the thread that
+    // would end the wait: waits and idle VPs sleep (in the network's wait
+    // object, woken by its events) almost at once.
+    const double spin_default = opts.shared_cores ? 5e-6 : 200e-6;
     opts.idle_spin_ns =
-        static_cast<int64_t>(runtime::env::get_seconds("MPC_IDLE_SPIN", 200e-6) * 1e9);
+        static_cast<int64_t>(runtime::env::get_seconds("MPC_IDLE_SPIN", spin_default) * 1e9);
+    if (opts.shared_cores && !runtime::env::get("MPC_WAIT_SPIN")) mpi::g_wait_spin_ns = 5000;
     opts.on_vp_start = vp_start;
 
     setup_signal_stack();

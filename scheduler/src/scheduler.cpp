@@ -116,6 +116,12 @@ void yield() {
     else poll();
 }
 
+namespace {
+std::atomic<bool> g_shared_cores{false};
+}  // namespace
+
+bool cores_shared() { return g_shared_cores.load(std::memory_order_relaxed); }
+
 bool others_runnable() {
     Vp* vp = tl_vp;
     return vp && vp->has_runnable();
@@ -155,6 +161,7 @@ Scheduler::Scheduler(const Options& options) : options_(options) {
     for (int i = 0; i < options_.num_vps; ++i) {
         vps_.push_back(new Vp(this, i, core_of_vp(options_, i)));
     }
+    g_shared_cores.store(options_.shared_cores);
     Scheduler* none = nullptr;
     if (!g_scheduler.compare_exchange_strong(none, this))
         runtime::fatal("internal error: a second scheduler was created");

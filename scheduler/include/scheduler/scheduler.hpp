@@ -65,6 +65,9 @@ struct Options {
     bool bind = true;                 // bind VP threads to cores
     std::vector<int> cores;           // cores of the VPs, VP i on cores[i % size] (default: 0, 1, ...)
     int64_t idle_spin_ns = 200000;    // an idle VP polls this long before it sleeps
+    // VPs share cores (with each other or other node processes' VPs): see
+    // cores_shared().
+    bool shared_cores = false;
     void (*on_vp_start)(int vp) = nullptr;  // runs first on every VP thread
     // A static TLS region private to each task (the program's own TLS block,
     // which code addresses at a fixed offset from the thread pointer): on every
@@ -136,6 +139,11 @@ void park_for(int64_t timeout_ns);
 void yield();
 // True when another task of the caller's VP is ready to run.
 bool others_runnable();
+// True when VPs share cores (Options::shared_cores): a thread that spins then
+// keeps the core from the one that would end its wait (a VP holding the
+// network's lock, or the idle VP that would progress a computing rank's
+// messages) for a whole time slice, so waits should sleep early instead.
+bool cores_shared();
 // Runs the progress hook once (outside a context switch).
 void poll();
 // Ends the calling task now, without returning to its entry function.
