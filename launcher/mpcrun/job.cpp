@@ -113,6 +113,7 @@ class Job {
     int alive_ = 0;
     Clock::time_point lost_at_ = Clock::time_point::max();
     std::string lost_message_;
+    int lost_client_ = -1;  // the first node process whose PMI connection closed early
     bool ending_ = false;
     int exit_status_ = 0;
     Clock::time_point kill_at_ = Clock::time_point::max();
@@ -404,7 +405,13 @@ void Job::reap() {
         for (int n = it->first_node; n <= it->last_node; ++n)
             pmi_.client_exited(n, ending_ || code != 0);
         handle_pmi_events();  // an abort it sent before dying explains the death
-        if (code != 0 && !ending_) {
+        // A node process that fails after another one vanished (its PMI
+        // connection closed early) most likely failed because of it: a fence
+        // it could not finish. The vanished one's own status, which its ssh
+        // reports a moment later, is the one to give (or lost_at_'s message).
+        const bool after_loss = lost_client_ >= 0 &&
+                                (lost_client_ < it->first_node || lost_client_ > it->last_node);
+        if (code != 0 && !ending_ && !after_loss) {
             char text[160];
             if (WIFSIGNALED(status))
                 snprintf(text, sizeof(text), " was killed by signal %d (%s); ending the job",
@@ -413,6 +420,8 @@ void Job::reap() {
                 snprintf(text, sizeof(text), " exited with status %d; ending the job", code);
             end_job(code, "mpcrun: " + describe_child(*it) + text);
         }
+        // Everyone is gone and the vanished one gave no failure of its own.
+        if (alive_ == 0 && !ending_ && lost_client_ >= 0) end_job(1, lost_message_);
         if (alive_ == 0) drain_until_ = Clock::now() + kDrainGrace;
     }
 }
@@ -424,6 +433,7 @@ void Job::handle_pmi_events() {
             // Its ssh or srun ends too, most likely, with the status to report.
             if (lost_at_ == Clock::time_point::max()) {
                 lost_at_ = Clock::now() + kLostGrace;
+                lost_client_ = e.client;
                 lost_message_ = "mpcrun: " + describe(e.client) + " " + e.message +
                                 " (did it die?); ending the job";
             }
