@@ -328,6 +328,11 @@ static void stale_and_huge(int right) {
     MPI_Datatype huger = MPI_DATATYPE_NULL;
     EXPECT2(MPI_Type_contiguous(1 << 30, huge, &huger), MPI_ERR_COUNT, MPI_ERR_ARG);
     if (huger != MPI_DATATYPE_NULL) MPI_OK(MPI_Type_free(&huger));
+    /* Strides and displacements whose byte offsets leave MPI_Aint. */
+    const int far[2] = {0, 1 << 30};
+    EXPECT(MPI_Type_vector(2, 1, 1 << 30, huge, &huger), MPI_ERR_ARG);
+    EXPECT(MPI_Type_create_indexed_block(2, 1, far, huge, &huger), MPI_ERR_ARG);
+    EXPECT(MPI_Type_create_hvector(3, 1, (MPI_Aint)1 << 62, huge, &huger), MPI_ERR_ARG);
     EXPECT2(MPI_Pack_size(1 << 30, huge, MPI_COMM_WORLD, &n), MPI_ERR_COUNT, MPI_ERR_ARG);
     MPI_Aint asize = 0;
     EXPECT2(MPI_Pack_external_size("external32", 1 << 30, huge, &asize), MPI_ERR_COUNT,

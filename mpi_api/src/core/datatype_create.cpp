@@ -28,6 +28,11 @@ int too_large() {
     return make_error(MPI_ERR_ARG, "the datatype would hold more than 2^63 bytes");
 }
 
+// n elements of the given extent in bytes; false when that leaves MPI_Aint.
+bool scaled(MPI_Aint n, MPI_Aint extent, MPI_Aint* bytes) {
+    return !__builtin_mul_overflow(n, extent, bytes);
+}
+
 struct Contents {
     int combiner;
     std::vector<int> ints;
@@ -81,8 +86,10 @@ int type_vector(int count, int blocklength, int stride, Datatype* old, Datatype*
     if (int e = check_count_arg(count)) return e;
     if (int e = check_blocklength(blocklength)) return e;
     Shape s;
-    if (!shape_vector(static_cast<size_t>(count), static_cast<size_t>(blocklength),
-                      static_cast<MPI_Aint>(stride) * old->extent, old->shape, &s))
+    MPI_Aint stride_bytes;
+    if (!scaled(stride, old->extent, &stride_bytes) ||
+        !shape_vector(static_cast<size_t>(count), static_cast<size_t>(blocklength), stride_bytes,
+                      old->shape, &s))
         return too_large();
     return finish({MPI_COMBINER_VECTOR, {count, blocklength, stride}, {}, {old}}, std::move(s),
                   {SigPart{old, static_cast<size_t>(count) * static_cast<size_t>(blocklength)}},
@@ -112,7 +119,8 @@ int type_indexed(int count, const int* bls, const int* displs, Datatype* old, Da
     c.ints.insert(c.ints.end(), bls, bls + count);
     c.ints.insert(c.ints.end(), displs, displs + count);
     std::vector<MPI_Aint> bytes(static_cast<size_t>(count));
-    for (int i = 0; i < count; ++i) bytes[static_cast<size_t>(i)] = displs[i] * old->extent;
+    for (int i = 0; i < count; ++i)
+        if (!scaled(displs[i], old->extent, &bytes[static_cast<size_t>(i)])) return too_large();
     return indexed_family(std::move(c), count, bls, bytes.data(), old, out);
 }
 
@@ -137,7 +145,8 @@ int type_indexed_block(int count, int blocklength, const int* displs, Datatype* 
     Contents c{MPI_COMBINER_INDEXED_BLOCK, {count, blocklength}, {}, {old}};
     c.ints.insert(c.ints.end(), displs, displs + count);
     std::vector<MPI_Aint> bytes(static_cast<size_t>(count));
-    for (int i = 0; i < count; ++i) bytes[static_cast<size_t>(i)] = displs[i] * old->extent;
+    for (int i = 0; i < count; ++i)
+        if (!scaled(displs[i], old->extent, &bytes[static_cast<size_t>(i)])) return too_large();
     std::vector<int> bls(static_cast<size_t>(count), blocklength);
     return indexed_family(std::move(c), count, bls.data(), bytes.data(), old, out);
 }

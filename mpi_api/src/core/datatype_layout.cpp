@@ -19,6 +19,9 @@ bool mul(size_t a, size_t b, size_t* r) {
 bool add(size_t a, size_t b, size_t* r) {
     return !__builtin_add_overflow(a, b, r) && *r <= kMaxBytes;
 }
+// Displacements and bounds: false when the result leaves MPI_Aint.
+bool add(MPI_Aint a, MPI_Aint b, MPI_Aint* r) { return !__builtin_add_overflow(a, b, r); }
+bool sub(MPI_Aint a, MPI_Aint b, MPI_Aint* r) { return !__builtin_sub_overflow(a, b, r); }
 
 LayoutPtr bytes_node(size_t n) {
     auto l = std::make_shared<Layout>();
@@ -107,26 +110,39 @@ LayoutPtr vector_node(size_t count, MPI_Aint stride, const Piece& p, size_t tota
 }
 
 // Accumulates the bounds of copies of child shapes placed at displacements
-// ranging over [lo, hi].
+// ranging over [lo, hi]; ok turns false when a bound leaves MPI_Aint.
 struct BoundsAcc {
     bool has_data = false;
+    bool ok = true;
     TypeBounds b;
 
     void add_copies(MPI_Aint lo, MPI_Aint hi, const Shape& c) {
         if (c.size > 0) {
-            MPI_Aint dl = lo + c.bounds.data_lb, du = hi + c.bounds.data_ub;
+            MPI_Aint dl, du;
+            if (!add(lo, c.bounds.data_lb, &dl) || !add(hi, c.bounds.data_ub, &du)) {
+                ok = false;
+                return;
+            }
             b.data_lb = has_data ? std::min(b.data_lb, dl) : dl;
             b.data_ub = has_data ? std::max(b.data_ub, du) : du;
             b.align = std::max(b.align, c.bounds.align);
             has_data = true;
         }
         if (c.bounds.has_lb_mark) {
-            MPI_Aint m = lo + c.bounds.lb_mark;
+            MPI_Aint m;
+            if (!add(lo, c.bounds.lb_mark, &m)) {
+                ok = false;
+                return;
+            }
             b.lb_mark = b.has_lb_mark ? std::min(b.lb_mark, m) : m;
             b.has_lb_mark = true;
         }
         if (c.bounds.has_ub_mark) {
-            MPI_Aint m = hi + c.bounds.ub_mark;
+            MPI_Aint m;
+            if (!add(hi, c.bounds.ub_mark, &m)) {
+                ok = false;
+                return;
+            }
             b.ub_mark = b.has_ub_mark ? std::max(b.ub_mark, m) : m;
             b.has_ub_mark = true;
         }
@@ -134,16 +150,20 @@ struct BoundsAcc {
 };
 
 // Range of k*step for k in [0, n).
-void span(size_t n, MPI_Aint step, MPI_Aint* lo, MPI_Aint* hi) {
-    MPI_Aint last = n ? static_cast<MPI_Aint>(n - 1) * step : 0;
+// The displacements of n copies step apart: [lo, hi]. False on overflow.
+bool span(size_t n, MPI_Aint step, MPI_Aint* lo, MPI_Aint* hi) {
+    MPI_Aint last = 0;
+    if (n > 1 && __builtin_mul_overflow(static_cast<MPI_Aint>(n - 1), step, &last)) return false;
     *lo = std::min<MPI_Aint>(0, last);
     *hi = std::max<MPI_Aint>(0, last);
+    return true;
 }
 
 // lb, ub and extent from the bounds: markers win; otherwise the data bounds,
 // with the upper bound padded so the extent is a multiple of the largest
 // alignment of the entries (the epsilon of MPI 3.1 section 4.1.6).
-void finish_bounds(Shape& s, const BoundsAcc& a) {
+bool finish_bounds(Shape& s, const BoundsAcc& a) {
+    if (!a.ok) return false;
     s.bounds = a.b;
     const TypeBounds& b = a.b;
     MPI_Aint lb = b.has_lb_mark ? b.lb_mark : (a.has_data ? b.data_lb : 0);
@@ -152,12 +172,15 @@ void finish_bounds(Shape& s, const BoundsAcc& a) {
         ub = b.ub_mark;
     } else {
         ub = a.has_data ? b.data_ub : lb;
-        MPI_Aint ext = ub - lb;
-        if (a.has_data && ext > 0 && b.align > 1 && ext % b.align) ub += b.align - ext % b.align;
+        MPI_Aint ext;
+        if (!sub(ub, lb, &ext)) return false;
+        if (a.has_data && ext > 0 && b.align > 1 && ext % b.align &&
+            !add(ub, b.align - ext % b.align, &ub))
+            return false;
     }
     if (!a.has_data) s.bounds.data_lb = s.bounds.data_ub = 0;
     s.lb = lb;
-    s.extent = ub - lb;
+    return sub(ub, lb, &s.extent);
 }
 
 }  // namespace
@@ -177,7 +200,7 @@ Shape shape_basic(size_t size, MPI_Aint align) {
     a.b.data_lb = 0;
     a.b.data_ub = static_cast<MPI_Aint>(size);
     a.b.align = align;
-    finish_bounds(s, a);
+    finish_bounds(s, a);  // a basic type's bounds cannot overflow
     return s;
 }
 
@@ -185,12 +208,13 @@ bool shape_vector(size_t count, size_t blocklen, MPI_Aint stride, const Shape& c
     Shape s;
     BoundsAcc a;
     if (count && blocklen) {
-        MPI_Aint vlo, vhi, blo, bhi;
-        span(count, stride, &vlo, &vhi);
-        span(blocklen, child.extent, &blo, &bhi);
-        a.add_copies(vlo + blo, vhi + bhi, child);
+        MPI_Aint vlo, vhi, blo, bhi, lo, hi;
+        if (!span(count, stride, &vlo, &vhi) || !span(blocklen, child.extent, &blo, &bhi) ||
+            !add(vlo, blo, &lo) || !add(vhi, bhi, &hi))
+            return false;
+        a.add_copies(lo, hi, child);
     }
-    finish_bounds(s, a);
+    if (!finish_bounds(s, a)) return false;
     Piece p;
     if (!make_piece(0, blocklen, child, &p)) return false;
     if (count && p.size) {
@@ -221,8 +245,10 @@ bool shape_blocks(const std::vector<BlockSpec>& specs, Shape* out) {
     for (const BlockSpec& spec : specs) {
         if (spec.count) {
             MPI_Aint lo, hi;
-            span(spec.count, spec.child->extent, &lo, &hi);
-            a.add_copies(spec.disp + lo, spec.disp + hi, *spec.child);
+            if (!span(spec.count, spec.child->extent, &lo, &hi) || !add(spec.disp, lo, &lo) ||
+                !add(spec.disp, hi, &hi))
+                return false;
+            a.add_copies(lo, hi, *spec.child);
         }
         Piece p;
         if (!make_piece(spec.disp, spec.count, *spec.child, &p)) return false;
@@ -243,7 +269,7 @@ bool shape_blocks(const std::vector<BlockSpec>& specs, Shape* out) {
         }
         ps.push_back(std::move(p));
     }
-    finish_bounds(s, a);
+    if (!finish_bounds(s, a)) return false;
     s.size = total;
     if (ps.empty()) {
         *out = std::move(s);
