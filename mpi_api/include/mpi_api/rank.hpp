@@ -52,6 +52,11 @@ struct Request;
 class Progressable;
 
 struct RankState {
+    RankState() = default;
+    RankState(const RankState&) = delete;
+    RankState& operator=(const RankState&) = delete;
+    ~RankState();
+
     int world_rank = 0;
     int local_index = 0;  // index among the ranks of this node process
     int vp = 0;
@@ -95,7 +100,7 @@ struct RankState {
     // API layer bookkeeping (see api.hpp). current_fn is atomic (relaxed)
     // because the hang watchdog reads it from its own thread.
     std::atomic<int> current_fn{-1};  // the MPI function the rank's task is in, for messages
-    FnStats* fn_stats = nullptr;      // per-function statistics, when enabled
+    FnStats* fn_stats = nullptr;      // per-function statistics, when enabled (owned)
 
     // Hang watchdog (hang_watch.hpp): counted only while it runs.
     std::atomic<uint64_t> polls{0};           // times the rank polled for progress (waiting)
@@ -130,6 +135,7 @@ World& world();
 // Creates the world: `size` ranks, rank r on node node_of[r]; this is node
 // `node_id`. Creates the RankStates of the local ranks.
 void world_create(int size, int num_nodes, int node_id, const std::vector<int>& node_of);
+// Frees the local ranks' states (tests that create several worlds).
 void world_destroy();
 
 // The calling rank, or nullptr when called from a context that is no rank.

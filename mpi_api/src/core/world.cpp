@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "mpi_api/api.hpp"
 #include "mpi_api/comm.hpp"
 #include "mpi_api/rank.hpp"
 #include "runtime/log.hpp"
@@ -46,6 +47,8 @@ void world_destroy() {
     g_world.local_of.clear();
     g_rank_storage.clear();
 }
+
+RankState::~RankState() { delete[] fn_stats; }
 
 RankState* current_rank() { return static_cast<RankState*>(sched::current_owner()); }
 
