@@ -1,7 +1,7 @@
 #!/bin/sh
 # Builds the project with sanitizers and runs the tests under them:
 #   asan  AddressSanitizer + UndefinedBehaviorSanitizer (and LeakSanitizer) in
-#         build-asan: every test (but the two of ASAN_SKIP);
+#         build-asan: every test (but those of ASAN_SKIP);
 #   tsan  ThreadSanitizer in build-tsan: the unit tests and a representative
 #         set of integration and stress tests (TSan runs 5-15 times slower).
 # Prints, per build, "asan: N passed, N failed" (and the same for tsan); exits
@@ -72,10 +72,13 @@ hang waitall n2 N2
 "
 
 # Not run under ASan+UBSan: tests of how a deliberate crash is reported (a
-# store through a null pointer), which UBSan and ASan report and end first.
+# store through a null pointer), which UBSan and ASan report and end first;
+# and the program run under gdb (LeakSanitizer cannot work under ptrace).
 ASAN_SKIP="
 exit segv n1
 exit segv n4
+fault segv_n2
+images gdb runs two ranks
 "
 
 # run_build NAME DIR MESON_ARGS TIMEOUT_MULTIPLIER TEST_NAMES [SKIP]
