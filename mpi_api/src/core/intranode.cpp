@@ -53,11 +53,22 @@ SharedPool& shared_pool() {
 struct ThreadCache {
     FreeCell* head[kClasses] = {};
     size_t count[kClasses] = {};
+    // At thread exit the cells go to the shared pool, and the cache is left
+    // empty and full: code that still sends or frees cells on this thread
+    // afterwards (other thread-locals' destructors, key destructors) uses
+    // the shared pool instead of handing out cells it no longer owns.
     ~ThreadCache() {
         SharedPool& p = shared_pool();
         std::lock_guard<std::mutex> g(p.mutex);
-        for (int c = 0; c < kClasses; ++c)
-            for (FreeCell* f = head[c]; f; f = f->next) p.free[c].push_back(f);
+        for (int c = 0; c < kClasses; ++c) {
+            for (FreeCell* f = head[c]; f;) {
+                FreeCell* next = f->next;  // read before another thread may take it
+                p.free[c].push_back(f);
+                f = next;
+            }
+            head[c] = nullptr;
+            count[c] = kCacheMax;
+        }
     }
 };
 thread_local ThreadCache tl_cache;
