@@ -2,7 +2,7 @@
  * call is made by every rank (so no rank starts a collective the others
  * skip) and must return the standard's error class; then the communicator
  * must still work. Also MPI_Cancel on a nonblocking collective (an error),
- * intercommunicators (not supported yet: a clean MPI_ERR_COMM), and the
+ * intercommunicators (MPI_IN_PLACE refused, Scan undefined there), and the
  * operation-handle functions.
  */
 #include "common.h"
@@ -96,15 +96,17 @@ int main(int argc, char** argv) {
     EXPECT_CLASS(MPI_Cancel(&req), MPI_ERR_REQUEST);
     MPI_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
 
-    /* Intercommunicators: not supported yet, refused cleanly. */
+    /* Intercommunicators: no MPI_IN_PLACE, no Scan (intercomm_coll.c checks
+     * the collectives themselves). */
     if (n >= 2) {
         MPI_Comm half, inter;
         MPI_OK(MPI_Comm_split(w, me < n / 2, me, &half));
         MPI_OK(MPI_Intercomm_create(half, 0, w, me < n / 2 ? n / 2 : 0, 17, &inter));
         MPI_OK(MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN));
-        EXPECT_CLASS(MPI_Barrier(inter), MPI_ERR_COMM);
-        EXPECT_CLASS(MPI_Ibcast(buf, 1, MPI_INT, 0, inter, &req), MPI_ERR_COMM);
-        EXPECT_CLASS(MPI_Allreduce(buf, out, 1, MPI_INT, MPI_SUM, inter), MPI_ERR_COMM);
+        EXPECT_CLASS(MPI_Allreduce(MPI_IN_PLACE, out, 1, MPI_INT, MPI_SUM, inter), MPI_ERR_BUFFER);
+        EXPECT_CLASS(MPI_Iscan(buf, out, 1, MPI_INT, MPI_SUM, inter, &req), MPI_ERR_COMM);
+        EXPECT_CLASS(MPI_Ibcast(buf, 1, MPI_INT, n, inter, &req), MPI_ERR_ROOT);
+        MPI_OK(MPI_Barrier(inter));
         MPI_OK(MPI_Comm_free(&inter));
         MPI_OK(MPI_Comm_free(&half));
     }

@@ -1,5 +1,6 @@
-// collectives: the collective operations of MPI 3.1 chapter 5 on
-// intracommunicators, each built as a schedule (schedule.hpp).
+// collectives: the collective operations of MPI 3.1 chapter 5, each built as
+// a schedule (schedule.hpp): make_x on intracommunicators, make_inter_x on
+// intercommunicators (alg_inter.cpp).
 //
 // make_x builds the schedule of collective x for the calling rank; the caller
 // runs it blocking (run_blocking) or behind a request (run_nonblocking), so
@@ -70,6 +71,47 @@ SchedulePtr make_scan(const void* sendbuf, void* recvbuf, int count, Datatype* t
                       Comm* c);
 SchedulePtr make_exscan(const void* sendbuf, void* recvbuf, int count, Datatype* type, const Op* op,
                         Comm* c);
+
+// Intercommunicators (MPI 3.1 section 5.2.2): peers and roots are ranks of the
+// remote group; root is MPI_ROOT at the root, MPI_PROC_NULL at the rest of its
+// group, the root's remote rank in the other group. Counts and displacements
+// arrays have one entry per remote rank, except Reduce_scatter's recvcounts
+// (one per local rank: the reduction of the remote group's vectors is
+// scattered over the local group). No MPI_IN_PLACE.
+SchedulePtr make_inter_barrier(Comm* c);
+SchedulePtr make_inter_bcast(void* buf, int count, Datatype* type, int root, Comm* c);
+SchedulePtr make_inter_gather(const void* sendbuf, int sendcount, Datatype* sendtype, void* recvbuf,
+                              int recvcount, Datatype* recvtype, int root, Comm* c);
+SchedulePtr make_inter_gatherv(const void* sendbuf, int sendcount, Datatype* sendtype,
+                               void* recvbuf, const int* recvcounts, const int* displs,
+                               Datatype* recvtype, int root, Comm* c);
+SchedulePtr make_inter_scatter(const void* sendbuf, int sendcount, Datatype* sendtype,
+                               void* recvbuf, int recvcount, Datatype* recvtype, int root, Comm* c);
+SchedulePtr make_inter_scatterv(const void* sendbuf, const int* sendcounts, const int* displs,
+                                Datatype* sendtype, void* recvbuf, int recvcount,
+                                Datatype* recvtype, int root, Comm* c);
+SchedulePtr make_inter_allgather(const void* sendbuf, int sendcount, Datatype* sendtype,
+                                 void* recvbuf, int recvcount, Datatype* recvtype, Comm* c);
+SchedulePtr make_inter_allgatherv(const void* sendbuf, int sendcount, Datatype* sendtype,
+                                  void* recvbuf, const int* recvcounts, const int* displs,
+                                  Datatype* recvtype, Comm* c);
+SchedulePtr make_inter_alltoall(const void* sendbuf, int sendcount, Datatype* sendtype,
+                                void* recvbuf, int recvcount, Datatype* recvtype, Comm* c);
+SchedulePtr make_inter_alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls,
+                                 Datatype* sendtype, void* recvbuf, const int* recvcounts,
+                                 const int* rdispls, Datatype* recvtype, Comm* c);
+SchedulePtr make_inter_alltoallw(const void* sendbuf, const int* sendcounts,
+                                 const MPI_Aint* sdispls, Datatype* const* sendtypes, void* recvbuf,
+                                 const int* recvcounts, const MPI_Aint* rdispls,
+                                 Datatype* const* recvtypes, Comm* c);
+SchedulePtr make_inter_reduce(const void* sendbuf, void* recvbuf, int count, Datatype* type,
+                              const Op* op, int root, Comm* c);
+SchedulePtr make_inter_allreduce(const void* sendbuf, void* recvbuf, int count, Datatype* type,
+                                 const Op* op, Comm* c);
+SchedulePtr make_inter_reduce_scatter(const void* sendbuf, void* recvbuf, const int* recvcounts,
+                                      Datatype* type, const Op* op, Comm* c);
+SchedulePtr make_inter_reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
+                                            Datatype* type, const Op* op, Comm* c);
 
 // MPI_Reduce_local: inout = in op inout, at once.
 void reduce_local(const void* in, void* inout, int count, Datatype* type, const Op* op);

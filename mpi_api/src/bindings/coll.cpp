@@ -17,7 +17,6 @@ int open_coll(MPI_Comm comm, const Run& run, Comm** c) {
     Comm* found;
     if (int e = check_comm(comm, &found)) return e;
     *c = found;
-    if (int e = check_coll_comm(found)) return e;
     return check_run(run);
 }
 
@@ -29,6 +28,11 @@ int check_send(const void* buf, int count, MPI_Datatype type, Datatype** t, bool
         return make_error(MPI_ERR_BUFFER, "MPI_IN_PLACE is only valid %s", where);
     }
     return check_data(buf, count, type, t, "the send buffer");
+}
+
+// Where MPI_IN_PLACE may be used as the send buffer of a non-rooted collective.
+const char* in_place_where(const Comm* c) {
+    return c->is_inter() ? "on intracommunicators" : "";
 }
 
 // n typed blocks (Alltoallw): counts, byte displacements and types.
@@ -49,6 +53,7 @@ int check_typed_blocks(const int* counts, const int* displs, const MPI_Datatype*
 int barrier(MPI_Comm comm, Run run) {
     Comm* c;
     if (int e = open_coll(comm, run, &c)) return raise(c, e);
+    if (c->is_inter()) return start(c, coll::make_inter_barrier(c), run);
     if (run.blocking && coll::shm::eligible(c)) return raise(c, coll::shm::barrier(c));
     return start(c, coll::make_barrier(c), run);
 }
@@ -57,22 +62,36 @@ int bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm com
     Comm* c;
     Datatype* t = nullptr;
     if (int e = open_coll(comm, run, &c)) return raise(c, e);
-    MPC_TRY(c, check_root(c, root));
+    MPC_TRY(c, check_coll_root(c, root));
+    if (c->is_inter()) {
+        if (root != MPI_PROC_NULL)
+            MPC_TRY(c, check_data(buffer, count, datatype, &t, "the buffer"));
+        return start(c, coll::make_inter_bcast(buffer, count, t, root, c), run);
+    }
     MPC_TRY(c, check_data(buffer, count, datatype, &t, "the buffer"));
     if (run.blocking && coll::shm::eligible(c))
         return raise(c, coll::shm::bcast(buffer, count, t, root, c));
     return start(c, coll::make_bcast(buffer, count, t, root, c), run);
 }
 
+// On an intercommunicator the root only receives (Gather*) or only sends
+// (Scatter*), the remote group only sends or receives, and MPI_IN_PLACE is
+// never allowed (MPI 3.1 section 5.5).
 int gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
            MPI_Datatype recvtype, int root, MPI_Comm comm, Run run) {
     Comm* c;
     Datatype *st = nullptr, *rt = nullptr;
     if (int e = open_coll(comm, run, &c)) return raise(c, e);
-    MPC_TRY(c, check_root(c, root));
-    const bool is_root = c->rank == root;
-    MPC_TRY(c, check_send(sendbuf, sendcount, sendtype, &st, is_root, "at the root"));
+    MPC_TRY(c, check_coll_root(c, root));
+    const bool inter = c->is_inter(), is_root = is_coll_root(c, root);
+    if (is_coll_leaf(c, root))
+        MPC_TRY(c, check_send(sendbuf, sendcount, sendtype, &st, is_root && !inter,
+                              inter ? "at the root of an intracommunicator" : "at the root"));
     if (is_root) MPC_TRY(c, check_data(recvbuf, recvcount, recvtype, &rt, "the receive buffer"));
+    if (inter)
+        return start(
+            c, coll::make_inter_gather(sendbuf, sendcount, st, recvbuf, recvcount, rt, root, c),
+            run);
     return start(c, coll::make_gather(sendbuf, sendcount, st, recvbuf, recvcount, rt, root, c),
                  run);
 }
@@ -83,17 +102,36 @@ int gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* rec
     Comm* c;
     Datatype *st = nullptr, *rt = nullptr;
     if (int e = open_coll(comm, run, &c)) return raise(c, e);
-    MPC_TRY(c, check_root(c, root));
-    const bool is_root = c->rank == root;
-    MPC_TRY(c, check_send(sendbuf, sendcount, sendtype, &st, is_root, "at the root"));
+    MPC_TRY(c, check_coll_root(c, root));
+    const bool inter = c->is_inter(), is_root = is_coll_root(c, root);
+    if (is_coll_leaf(c, root))
+        MPC_TRY(c, check_send(sendbuf, sendcount, sendtype, &st, is_root && !inter,
+                              inter ? "at the root of an intracommunicator" : "at the root"));
     if (is_root) {
-        MPC_TRY(c, check_count_array(recvcounts, displs, c->size, "receive"));
+        MPC_TRY(c, check_count_array(recvcounts, displs, c->remote_size(), "receive"));
         MPC_TRY(c, check_type(recvtype, &rt));
         MPC_TRY(c, check_not_in_place(recvbuf, "the receive buffer"));
     }
+    if (inter)
+        return start(c,
+                     coll::make_inter_gatherv(sendbuf, sendcount, st, recvbuf, recvcounts, displs,
+                                              rt, root, c),
+                     run);
     return start(
         c, coll::make_gatherv(sendbuf, sendcount, st, recvbuf, recvcounts, displs, rt, root, c),
         run);
+}
+
+// The receive side of a scatter at a non-root rank (or the root of an
+// intracommunicator, where it may be MPI_IN_PLACE).
+int check_scatter_recv(const Comm* c, int root, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                       Datatype** rt) {
+    if (!is_coll_leaf(c, root)) return MPI_SUCCESS;
+    if (recvbuf == MPI_IN_PLACE && is_coll_root(c, root)) return MPI_SUCCESS;
+    if (recvbuf == MPI_IN_PLACE)
+        return make_error(MPI_ERR_BUFFER, "MPI_IN_PLACE is only valid at the root%s",
+                          c->is_inter() ? " of an intracommunicator" : "");
+    return check_data(recvbuf, recvcount, recvtype, rt, "the receive buffer");
 }
 
 int scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
@@ -101,14 +139,14 @@ int scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* rec
     Comm* c;
     Datatype *st = nullptr, *rt = nullptr;
     if (int e = open_coll(comm, run, &c)) return raise(c, e);
-    MPC_TRY(c, check_root(c, root));
-    const bool is_root = c->rank == root;
-    if (is_root) MPC_TRY(c, check_data(sendbuf, sendcount, sendtype, &st, "the send buffer"));
-    if (recvbuf != MPI_IN_PLACE || !is_root) {
-        if (recvbuf == MPI_IN_PLACE)
-            MPC_TRY(c, make_error(MPI_ERR_BUFFER, "MPI_IN_PLACE is only valid at the root"));
-        MPC_TRY(c, check_data(recvbuf, recvcount, recvtype, &rt, "the receive buffer"));
-    }
+    MPC_TRY(c, check_coll_root(c, root));
+    if (is_coll_root(c, root))
+        MPC_TRY(c, check_data(sendbuf, sendcount, sendtype, &st, "the send buffer"));
+    MPC_TRY(c, check_scatter_recv(c, root, recvbuf, recvcount, recvtype, &rt));
+    if (c->is_inter())
+        return start(
+            c, coll::make_inter_scatter(sendbuf, sendcount, st, recvbuf, recvcount, rt, root, c),
+            run);
     return start(c, coll::make_scatter(sendbuf, sendcount, st, recvbuf, recvcount, rt, root, c),
                  run);
 }
@@ -119,30 +157,37 @@ int scatterv(const void* sendbuf, const int sendcounts[], const int displs[], MP
     Comm* c;
     Datatype *st = nullptr, *rt = nullptr;
     if (int e = open_coll(comm, run, &c)) return raise(c, e);
-    MPC_TRY(c, check_root(c, root));
-    const bool is_root = c->rank == root;
-    if (is_root) {
-        MPC_TRY(c, check_count_array(sendcounts, displs, c->size, "send"));
+    MPC_TRY(c, check_coll_root(c, root));
+    if (is_coll_root(c, root)) {
+        MPC_TRY(c, check_count_array(sendcounts, displs, c->remote_size(), "send"));
         MPC_TRY(c, check_type(sendtype, &st));
         MPC_TRY(c, check_not_in_place(sendbuf, "the send buffer"));
     }
-    if (recvbuf != MPI_IN_PLACE || !is_root) {
-        if (recvbuf == MPI_IN_PLACE)
-            MPC_TRY(c, make_error(MPI_ERR_BUFFER, "MPI_IN_PLACE is only valid at the root"));
-        MPC_TRY(c, check_data(recvbuf, recvcount, recvtype, &rt, "the receive buffer"));
-    }
+    MPC_TRY(c, check_scatter_recv(c, root, recvbuf, recvcount, recvtype, &rt));
+    if (c->is_inter())
+        return start(c,
+                     coll::make_inter_scatterv(sendbuf, sendcounts, displs, st, recvbuf, recvcount,
+                                               rt, root, c),
+                     run);
     return start(
         c, coll::make_scatterv(sendbuf, sendcounts, displs, st, recvbuf, recvcount, rt, root, c),
         run);
 }
 
+// Non-rooted: on an intercommunicator every block comes from (goes to) a
+// remote rank, so the arrays have remote-size entries (c->remote_size() is
+// the size of an intracommunicator), and MPI_IN_PLACE is not allowed.
 int allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
               int recvcount, MPI_Datatype recvtype, MPI_Comm comm, Run run) {
     Comm* c;
     Datatype *st = nullptr, *rt = nullptr;
     if (int e = open_coll(comm, run, &c)) return raise(c, e);
-    MPC_TRY(c, check_send(sendbuf, sendcount, sendtype, &st, true, ""));
+    const bool inter = c->is_inter();
+    MPC_TRY(c, check_send(sendbuf, sendcount, sendtype, &st, !inter, in_place_where(c)));
     MPC_TRY(c, check_data(recvbuf, recvcount, recvtype, &rt, "the receive buffer"));
+    if (inter)
+        return start(
+            c, coll::make_inter_allgather(sendbuf, sendcount, st, recvbuf, recvcount, rt, c), run);
     return start(c, coll::make_allgather(sendbuf, sendcount, st, recvbuf, recvcount, rt, c), run);
 }
 
@@ -152,10 +197,16 @@ int allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* 
     Comm* c;
     Datatype *st = nullptr, *rt = nullptr;
     if (int e = open_coll(comm, run, &c)) return raise(c, e);
-    MPC_TRY(c, check_send(sendbuf, sendcount, sendtype, &st, true, ""));
-    MPC_TRY(c, check_count_array(recvcounts, displs, c->size, "receive"));
+    const bool inter = c->is_inter();
+    MPC_TRY(c, check_send(sendbuf, sendcount, sendtype, &st, !inter, in_place_where(c)));
+    MPC_TRY(c, check_count_array(recvcounts, displs, c->remote_size(), "receive"));
     MPC_TRY(c, check_type(recvtype, &rt));
     MPC_TRY(c, check_not_in_place(recvbuf, "the receive buffer"));
+    if (inter)
+        return start(
+            c,
+            coll::make_inter_allgatherv(sendbuf, sendcount, st, recvbuf, recvcounts, displs, rt, c),
+            run);
     return start(
         c, coll::make_allgatherv(sendbuf, sendcount, st, recvbuf, recvcounts, displs, rt, c), run);
 }
@@ -165,8 +216,12 @@ int alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* re
     Comm* c;
     Datatype *st = nullptr, *rt = nullptr;
     if (int e = open_coll(comm, run, &c)) return raise(c, e);
-    MPC_TRY(c, check_send(sendbuf, sendcount, sendtype, &st, true, ""));
+    const bool inter = c->is_inter();
+    MPC_TRY(c, check_send(sendbuf, sendcount, sendtype, &st, !inter, in_place_where(c)));
     MPC_TRY(c, check_data(recvbuf, recvcount, recvtype, &rt, "the receive buffer"));
+    if (inter)
+        return start(
+            c, coll::make_inter_alltoall(sendbuf, sendcount, st, recvbuf, recvcount, rt, c), run);
     return start(c, coll::make_alltoall(sendbuf, sendcount, st, recvbuf, recvcount, rt, c), run);
 }
 
@@ -176,13 +231,21 @@ int alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
     Comm* c;
     Datatype *st = nullptr, *rt = nullptr;
     if (int e = open_coll(comm, run, &c)) return raise(c, e);
+    const bool inter = c->is_inter();
+    const int n = c->remote_size();
+    if (inter) MPC_TRY(c, check_not_in_place(sendbuf, "the send buffer on an intercommunicator"));
     if (sendbuf != MPI_IN_PLACE) {
-        MPC_TRY(c, check_count_array(sendcounts, sdispls, c->size, "send"));
+        MPC_TRY(c, check_count_array(sendcounts, sdispls, n, "send"));
         MPC_TRY(c, check_type(sendtype, &st));
     }
-    MPC_TRY(c, check_count_array(recvcounts, rdispls, c->size, "receive"));
+    MPC_TRY(c, check_count_array(recvcounts, rdispls, n, "receive"));
     MPC_TRY(c, check_type(recvtype, &rt));
     MPC_TRY(c, check_not_in_place(recvbuf, "the receive buffer"));
+    if (inter)
+        return start(c,
+                     coll::make_inter_alltoallv(sendbuf, sendcounts, sdispls, st, recvbuf,
+                                                recvcounts, rdispls, rt, c),
+                     run);
     return start(
         c,
         coll::make_alltoallv(sendbuf, sendcounts, sdispls, st, recvbuf, recvcounts, rdispls, rt, c),
@@ -196,10 +259,18 @@ int alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
     std::vector<Datatype*> st, rt;
     std::vector<MPI_Aint> sd, rd;
     if (int e = open_coll(comm, run, &c)) return raise(c, e);
+    const bool inter = c->is_inter();
+    const int n = c->remote_size();
+    if (inter) MPC_TRY(c, check_not_in_place(sendbuf, "the send buffer on an intercommunicator"));
     if (sendbuf != MPI_IN_PLACE)
-        MPC_TRY(c, check_typed_blocks(sendcounts, sdispls, sendtypes, c->size, sd, st, "send"));
-    MPC_TRY(c, check_typed_blocks(recvcounts, rdispls, recvtypes, c->size, rd, rt, "receive"));
+        MPC_TRY(c, check_typed_blocks(sendcounts, sdispls, sendtypes, n, sd, st, "send"));
+    MPC_TRY(c, check_typed_blocks(recvcounts, rdispls, recvtypes, n, rd, rt, "receive"));
     MPC_TRY(c, check_not_in_place(recvbuf, "the receive buffer"));
+    if (inter)
+        return start(c,
+                     coll::make_inter_alltoallw(sendbuf, sendcounts, sd.data(), st.data(), recvbuf,
+                                                recvcounts, rd.data(), rt.data(), c),
+                     run);
     return start(c,
                  coll::make_alltoallw(sendbuf, sendcounts, sd.data(), st.data(), recvbuf,
                                       recvcounts, rd.data(), rt.data(), c),

@@ -33,11 +33,36 @@ inline int start(Comm* c, coll::SchedulePtr s, const Run& run) {
     return MPI_SUCCESS;
 }
 
-// An intracommunicator for a collective.
-inline int check_coll_comm(Comm* c) {
+// Collectives the standard defines on intracommunicators only (Scan, Exscan,
+// neighborhood collectives).
+inline int check_intra_coll(const Comm* c, const char* what) {
     if (c->is_inter())
-        return make_error(MPI_ERR_COMM, "collectives on intercommunicators are not supported yet");
+        return make_error(MPI_ERR_COMM, "%s is not defined on intercommunicators", what);
     return MPI_SUCCESS;
+}
+
+// The root argument: a rank of the communicator; on an intercommunicator
+// MPI_ROOT (the root), MPI_PROC_NULL (the rest of the root's group) or the
+// root's rank in the remote group.
+inline int check_coll_root(const Comm* c, int root) {
+    if (!c->is_inter()) return check_root(c, root);
+    if (root == MPI_ROOT || root == MPI_PROC_NULL || (root >= 0 && root < c->remote_size()))
+        return MPI_SUCCESS;
+    return make_error(MPI_ERR_ROOT,
+                      "invalid root %d on an intercommunicator: MPI_ROOT, MPI_PROC_NULL or a "
+                      "rank of the remote group (%d ranks) is required",
+                      root, c->remote_size());
+}
+
+// Whether the caller is the root; and whether it is a leaf, one that sends its
+// block to the root (gathers, reductions) or receives one from it (broadcasts,
+// scatters): every rank of an intracommunicator (the root too), the ranks of
+// the remote group on an intercommunicator (not MPI_ROOT nor MPI_PROC_NULL).
+inline bool is_coll_root(const Comm* c, int root) {
+    return c->is_inter() ? root == MPI_ROOT : c->rank == root;
+}
+inline bool is_coll_leaf(const Comm* c, int root) {
+    return c->is_inter() ? root >= 0 : true;
 }
 
 inline int check_not_in_place(const void* buf, const char* what) {

@@ -15,44 +15,65 @@ int open_reduction(MPI_Comm comm, const Run& run, Comm** c) {
     Comm* found;
     if (int e = check_comm(comm, &found)) return e;
     *c = found;
-    if (int e = check_coll_comm(found)) return e;
     return check_run(run);
 }
 
-// The data of a reduction: sendbuf (or MPI_IN_PLACE when allowed, the data
-// then being in recvbuf), recvbuf when significant, the type and the op.
-int check_reduction(const void* sendbuf, bool in_place_ok, void* recvbuf, bool recv_significant,
-                    int count, MPI_Datatype datatype, MPI_Op op, Datatype** t, Op** o) {
+// Where MPI_IN_PLACE is refused: never on an intercommunicator.
+const char* in_place_rule(const Comm* c) {
+    return c->is_inter() ? "MPI_IN_PLACE is not allowed on intercommunicators"
+                         : "MPI_IN_PLACE is only valid at the root";
+}
+
+// The data of a reduction: sendbuf when significant (or MPI_IN_PLACE when
+// allowed, the data then being in recvbuf), recvbuf when significant, the
+// type and the op.
+int check_reduction(const Comm* c, const void* sendbuf, bool send_significant, bool in_place_ok,
+                    void* recvbuf, bool recv_significant, int count, MPI_Datatype datatype,
+                    MPI_Op op, Datatype** t, Op** o) {
     if (int e = check_count(count)) return e;
     if (int e = check_type(datatype, t)) return e;
-    if (sendbuf == MPI_IN_PLACE) {
-        if (!in_place_ok)
-            return make_error(MPI_ERR_BUFFER, "MPI_IN_PLACE is only valid at the root");
+    if (!send_significant) {
+        // (the root of an intercommunicator: only recvbuf counts)
+    } else if (sendbuf == MPI_IN_PLACE) {
+        if (!in_place_ok) return make_error(MPI_ERR_BUFFER, "%s", in_place_rule(c));
     } else if (int e = check_buffer(sendbuf, count, *t)) {
         return e;
     }
-    if (recv_significant || sendbuf == MPI_IN_PLACE) {
+    if (recv_significant || (send_significant && sendbuf == MPI_IN_PLACE)) {
         if (int e = check_not_in_place(recvbuf, "the receive buffer")) return e;
         if (int e = check_buffer(recvbuf, count, *t)) return e;
     }
     return check_op(op, *t, o);
 }
 
+// On an intercommunicator the root receives the reduction of the remote
+// group's data; the rest of the root's group (MPI_PROC_NULL) takes no part.
 int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
            int root, MPI_Comm comm, Run run) {
     Comm* c;
     Datatype* t = nullptr;
     Op* o = nullptr;
     if (int e = open_reduction(comm, run, &c)) return raise(c, e);
-    MPC_TRY(c, check_root(c, root));
+    MPC_TRY(c, check_coll_root(c, root));
+    if (c->is_inter()) {
+        if (root != MPI_PROC_NULL) {
+            const bool is_root = root == MPI_ROOT;
+            MPC_TRY(c, check_reduction(c, sendbuf, !is_root, false, recvbuf, is_root, count,
+                                       datatype, op, &t, &o));
+        }
+        return start(c, coll::make_inter_reduce(sendbuf, recvbuf, count, t, o, root, c), run);
+    }
     const bool is_root = c->rank == root;
-    MPC_TRY(c, check_reduction(sendbuf, is_root, recvbuf, is_root, count, datatype, op, &t, &o));
+    MPC_TRY(c, check_reduction(c, sendbuf, true, is_root, recvbuf, is_root, count, datatype, op, &t,
+                               &o));
     if (run.blocking && coll::shm::eligible(c, o))
         return raise(c, coll::shm::reduce(sendbuf, recvbuf, count, t, o, root, c));
     return start(c, coll::make_reduce(sendbuf, recvbuf, count, t, o, root, c), run);
 }
 
-// Allreduce, Scan, Exscan: same arguments.
+// Allreduce, Scan, Exscan: same arguments. On an intercommunicator, each
+// group receives the reduction of the other group's data (Allreduce); Scan
+// and Exscan are not defined there (MPI 3.1 section 5.11).
 using Builder = coll::SchedulePtr (*)(const void*, void*, int, Datatype*, const Op*, Comm*);
 int all_ranks_reduction(Builder build, const void* sendbuf, void* recvbuf, int count,
                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, Run run) {
@@ -60,12 +81,21 @@ int all_ranks_reduction(Builder build, const void* sendbuf, void* recvbuf, int c
     Datatype* t = nullptr;
     Op* o = nullptr;
     if (int e = open_reduction(comm, run, &c)) return raise(c, e);
-    MPC_TRY(c, check_reduction(sendbuf, true, recvbuf, true, count, datatype, op, &t, &o));
+    const bool inter = c->is_inter();
+    if (build != coll::make_allreduce)
+        MPC_TRY(c, check_intra_coll(c, build == coll::make_scan ? "MPI_Scan (MPI_Iscan)"
+                                                                : "MPI_Exscan (MPI_Iexscan)"));
+    MPC_TRY(c,
+            check_reduction(c, sendbuf, true, !inter, recvbuf, true, count, datatype, op, &t, &o));
+    if (inter) return start(c, coll::make_inter_allreduce(sendbuf, recvbuf, count, t, o, c), run);
     if (build == coll::make_allreduce && run.blocking && coll::shm::eligible(c, o))
         return raise(c, coll::shm::allreduce(sendbuf, recvbuf, count, t, o, c));
     return start(c, build(sendbuf, recvbuf, count, t, o, c), run);
 }
 
+// On an intercommunicator the reduction of the remote group's vectors is
+// scattered over the local group: recvcounts has one entry per local rank,
+// the send buffers hold their sum (the same in both groups).
 int reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, Run run) {
     Comm* c;
@@ -85,16 +115,22 @@ int reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
                               "the receive counts add up to %lld elements, more "
                               "than an int can count",
                               total));
+    const bool inter = c->is_inter();
     // In place, the whole input is in recvbuf; otherwise recvbuf holds my block.
-    MPC_TRY(c, check_reduction(sendbuf, true, recvbuf, false, static_cast<int>(total), datatype, op,
-                               &t, &o));
+    MPC_TRY(c, check_reduction(c, sendbuf, true, !inter, recvbuf, false, static_cast<int>(total),
+                               datatype, op, &t, &o));
     if (sendbuf != MPI_IN_PLACE) {
         MPC_TRY(c, check_not_in_place(recvbuf, "the receive buffer"));
         MPC_TRY(c, check_buffer(recvbuf, recvcounts[c->rank], t));
     }
+    if (inter)
+        return start(c, coll::make_inter_reduce_scatter(sendbuf, recvbuf, recvcounts, t, o, c),
+                     run);
     return start(c, coll::make_reduce_scatter(sendbuf, recvbuf, recvcounts, t, o, c), run);
 }
 
+// Intercommunicator: as Reduce_scatter, the send buffers holding local size
+// times recvcount elements.
 int reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype,
                          MPI_Op op, MPI_Comm comm, Run run) {
     Comm* c;
@@ -108,12 +144,16 @@ int reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_
                               "recvcount %d times %d ranks is more elements than "
                               "an int can count",
                               recvcount, c->size));
-    MPC_TRY(c, check_reduction(sendbuf, true, recvbuf, false, static_cast<int>(total), datatype, op,
-                               &t, &o));
+    const bool inter = c->is_inter();
+    MPC_TRY(c, check_reduction(c, sendbuf, true, !inter, recvbuf, false, static_cast<int>(total),
+                               datatype, op, &t, &o));
     if (sendbuf != MPI_IN_PLACE) {
         MPC_TRY(c, check_not_in_place(recvbuf, "the receive buffer"));
         MPC_TRY(c, check_buffer(recvbuf, recvcount, t));
     }
+    if (inter)
+        return start(c, coll::make_inter_reduce_scatter_block(sendbuf, recvbuf, recvcount, t, o, c),
+                     run);
     return start(c, coll::make_reduce_scatter_block(sendbuf, recvbuf, recvcount, t, o, c), run);
 }
 

@@ -18,6 +18,7 @@ struct Target {
 
 int check_target(MPI_Comm comm, Target* t) {
     if (int e = check_comm(comm, &t->comm)) return e;
+    if (int e = check_intra_coll(t->comm, "a neighborhood collective")) return e;
     const Topology* topo = nullptr;
     if (int e = check_topology(t->comm, MPI_UNDEFINED, &topo)) return e;
     NeighborList nl = topo_neighbors(*t->comm);
