@@ -31,8 +31,12 @@ struct DupTags {
 };
 DupTags reserve_dup_tags(Comm* old);
 int comm_dup_reserved(Comm* old, const DupTags& tags, Comm** out);
+// On an intercommunicator (MPI 3.1 section 6.4.2) each color gives the
+// intercommunicator between its local and its remote ranks, or nullptr where
+// either side has none.
 int comm_split(Comm* old, int color, int key, Comm** out);
-// group: a subset of old's group (may differ between ranks when disjoint).
+// group: a subset of old's group (may differ between ranks when disjoint); on
+// an intercommunicator, of the local group, the same at all its ranks.
 int comm_create(Comm* old, const GroupRef& group, Comm** out);
 // Collective over group only; tag tells apart concurrent calls.
 int comm_create_group(Comm* old, const GroupRef& group, int tag, Comm** out);

@@ -104,7 +104,6 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
     if (color < 0 && color != MPI_UNDEFINED)
         return raise(c,
                      make_error(MPI_ERR_ARG, "color %d: colors are >= 0 or MPI_UNDEFINED", color));
-    MPC_TRY(c, check_intra(c));
     MPC_TRY(c, comm_split(c, color, key, &n));
     *newcomm = handle_of(n);
     return MPI_SUCCESS;
@@ -121,8 +120,9 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
         return raise(c, make_error(MPI_ERR_ARG,
                                    "split_type %d: MPI_COMM_TYPE_SHARED or MPI_UNDEFINED expected",
                                    split_type));
-    MPC_TRY(c, check_intra(c));
-    // Shared memory spans exactly the ranks of the caller's node process.
+    // Shared memory spans exactly the ranks of the caller's node process. On an
+    // intercommunicator (MPI 3.1 allows any communicator) the split pairs the
+    // local and remote ranks of each node process, as MPI_Comm_split does.
     const int color = split_type == MPI_UNDEFINED
                           ? MPI_UNDEFINED
                           : world().node_of[static_cast<size_t>(me->world_rank)];
@@ -138,8 +138,7 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
     if (int e = check_comm(comm, &c)) return raise(nullptr, e);
     MPC_TRY(c, check_not_null(newcomm, "newcomm"));
     MPC_TRY(c, check_group(group, &g));
-    MPC_TRY(c, check_intra(c));
-    MPC_TRY(c, check_subgroup(c, *g->data));
+    MPC_TRY(c, check_subgroup(c, *g->data));  // of the local group on an intercommunicator
     MPC_TRY(c, comm_create(c, g->data, &n));
     *newcomm = handle_of(n);
     return MPI_SUCCESS;

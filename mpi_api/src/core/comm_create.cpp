@@ -73,7 +73,8 @@ int agree_over(Comm* old, bool claims, uint32_t* context, int reserved_tag = -1)
 
 // Agreement among both groups of intercommunicator inter (reserved tags as above:
 // on its local communicator and on itself).
-int agree_over_inter(Comm* inter, int npairs, uint32_t* contexts, const int* reserved = nullptr) {
+int agree_over_inter(Comm* inter, int npairs, uint32_t* contexts, const int* reserved = nullptr,
+                     bool claims = true) {
     Comm* lc = inter->local_comm.get();
     Agreement a;
     a.local = Team::all(lc);
@@ -86,11 +87,60 @@ int agree_over_inter(Comm* inter, int npairs, uint32_t* contexts, const int* res
         a.cross_tags.fixed = reserved[1];
     }
     a.key = key_of(inter, reserved ? static_cast<uint32_t>(reserved[0]) + 1 : 0);
+    a.claims = claims;
     return agree_contexts(inter->owner, a, npairs, contexts);
 }
 
-int not_on_intercomm(const char* what) {
-    return make_error(MPI_ERR_COMM, "%s on an intercommunicator is not supported yet", what);
+// Ranks r of a group whose (color, key) = ck[2r], ck[2r + 1] has this color,
+// ordered by (key, r).
+std::vector<int> members_of(const std::vector<int>& ck, int color) {
+    std::vector<std::tuple<int, int>> m;
+    for (size_t r = 0; 2 * r < ck.size(); ++r)
+        if (ck[2 * r] == color) m.emplace_back(ck[2 * r + 1], static_cast<int>(r));
+    std::sort(m.begin(), m.end());
+    std::vector<int> ranks;
+    for (const auto& [k, r] : m) ranks.push_back(r);
+    return ranks;
+}
+
+// MPI_Comm_split on an intercommunicator: the (color, key) of every rank of
+// both groups are gathered in each group and swapped by the two rank 0s; a
+// color makes an intercommunicator of its local and its remote members.
+int intercomm_split(Comm* inter, int color, int key, Comm** out) {
+    Comm* lc = inter->local_comm.get();
+    const Team team = Team::all(lc);
+    std::vector<int> local(2 * static_cast<size_t>(lc->size));
+    std::vector<int> remote(2 * static_cast<size_t>(inter->remote_group->size));
+    const int mine[2] = {color, key};
+    allgather_ints(team, mine, 2, local.data(), next_coll_tag(lc));
+    const int itag = next_coll_tag(inter);
+    if (lc->rank == 0)
+        coll_sendrecv(inter, local.data(), static_cast<int>(local.size()), int_type(), 0,
+                      remote.data(), static_cast<int>(remote.size()), int_type(), 0, itag);
+    tree_bcast(team, remote.data(), remote.size() * sizeof(int), 0, next_coll_tag(lc));
+
+    std::vector<int> lm, rm;
+    if (color != MPI_UNDEFINED) {
+        lm = members_of(local, color);
+        rm = members_of(remote, color);
+    }
+    // One agreement over both groups for all colors, as for intracommunicators:
+    // the new intercommunicators are disjoint, so they can share the two pairs.
+    const bool member = !rm.empty();
+    uint32_t ctx[2];
+    if (int e = agree_over_inter(inter, 2, ctx, nullptr, member)) return e;
+    *out = nullptr;
+    if (!member) return MPI_SUCCESS;
+    std::vector<int> lw, rw;
+    int rank = 0;
+    for (int r : lm) {
+        if (r == inter->rank) rank = static_cast<int>(lw.size());
+        lw.push_back(inter->group->world_rank(r));
+    }
+    for (int r : rm) rw.push_back(inter->remote_group->world_rank(r));
+    *out = build_intercomm(inter, ctx, group_from_world_ranks(std::move(lw)),
+                           group_from_world_ranks(std::move(rw)), rank);
+    return MPI_SUCCESS;
 }
 
 std::vector<int> world_ranks(const GroupData& g) {
@@ -139,7 +189,7 @@ int comm_dup_reserved(Comm* old, const DupTags& tags, Comm** out) {
 }
 
 int comm_split(Comm* old, int color, int key, Comm** out) {
-    if (old->is_inter()) return not_on_intercomm("MPI_Comm_split");
+    if (old->is_inter()) return intercomm_split(old, color, key, out);
     const int n = old->size;
     std::vector<int> all(2 * static_cast<size_t>(n));
     const int mine[2] = {color, key};
@@ -169,8 +219,11 @@ int comm_split(Comm* old, int color, int key, Comm** out) {
 }
 
 int comm_create(Comm* old, const GroupRef& group, Comm** out) {
-    if (old->is_inter()) return not_on_intercomm("MPI_Comm_create");
     const int rank = group->rank_of(old->owner->world_rank);
+    // Intercommunicators: group is the same at every rank of the local group
+    // (MPI 3.1 section 6.4.2), which makes this a split by membership.
+    if (old->is_inter())
+        return intercomm_split(old, rank == MPI_UNDEFINED ? MPI_UNDEFINED : 0, rank, out);
     uint32_t ctx;
     if (int e = agree_over(old, rank != MPI_UNDEFINED, &ctx)) return e;
     *out = rank == MPI_UNDEFINED ? nullptr : build_intracomm(old, ctx, group, rank);
