@@ -13,6 +13,14 @@ int too_large() {
     return make_error(MPI_ERR_ARG, "the datatype would hold more than 2^63 bytes");
 }
 
+// Byte offsets: false when the result leaves MPI_Aint.
+bool mul(MPI_Aint a, MPI_Aint b, MPI_Aint* r) {
+    return !__builtin_mul_overflow(a, b, r);
+}
+bool add(MPI_Aint a, MPI_Aint b, MPI_Aint* r) {
+    return !__builtin_add_overflow(a, b, r);
+}
+
 int check_order(int order) {
     if (order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN)
         return make_error(MPI_ERR_ARG, "order %d is neither MPI_ORDER_C nor MPI_ORDER_FORTRAN",
@@ -88,8 +96,10 @@ int type_subarray(int ndims, const int* sizes, const int* subsizes, const int* s
                          : shape_vector(static_cast<size_t>(subsizes[d]), 1, unit, cur, &next);
         if (!ok) return too_large();
         cur = std::move(next);
-        disp += starts[d] * unit;
-        unit *= sizes[d];
+        MPI_Aint start;
+        if (!mul(starts[d], unit, &start) || !add(disp, start, &disp) ||
+            !mul(unit, sizes[d], &unit))
+            return too_large();
         mult *= static_cast<size_t>(subsizes[d]);
     }
     Shape placed;
@@ -120,14 +130,15 @@ int type_darray(int size, int rank, int ndims, const int* gsizes, const int* dis
         if (g <= 0 || p <= 0)
             return make_error(MPI_ERR_ARG, "dimension %d: gsize %d and psize %d must be positive",
                               d, g, p);
-        grid *= p;
+        if (__builtin_mul_overflow(grid, p, &grid))
+            return make_error(MPI_ERR_ARG, "the process grid has more than 2^63 processes");
         if (darg != MPI_DISTRIBUTE_DFLT_DARG && darg <= 0 && distribs[d] != MPI_DISTRIBUTE_NONE)
             return make_error(MPI_ERR_ARG, "dimension %d: invalid distribution argument %d", d,
                               darg);
         size_t b;
         switch (distribs[d]) {
             case MPI_DISTRIBUTE_BLOCK:
-                b = darg == MPI_DISTRIBUTE_DFLT_DARG ? static_cast<size_t>((g + p - 1) / p)
+                b = darg == MPI_DISTRIBUTE_DFLT_DARG ? static_cast<size_t>((g - 1L + p) / p)
                                                      : static_cast<size_t>(darg);
                 if (static_cast<long>(b) * p < g)
                     return make_error(MPI_ERR_ARG,
@@ -168,15 +179,22 @@ int type_darray(int size, int rank, int ndims, const int* gsizes, const int* dis
         const size_t b = block[static_cast<size_t>(d)];
         LocalBlocks l = local_blocks(g, p, coord[static_cast<size_t>(d)], b);
         Shape vec;
-        if (!shape_vector(l.full, b, static_cast<MPI_Aint>(b * p) * unit, cur, &vec))
+        MPI_Aint stride = 0, first, partial_at;  // (the stride matters from two blocks)
+        if ((l.full > 1 && !mul(static_cast<MPI_Aint>(b * p), unit, &stride)) ||
+            !shape_vector(l.full, b, stride, cur, &vec))
             return too_large();
         std::vector<BlockSpec> parts;
-        if (l.full) parts.push_back({static_cast<MPI_Aint>(l.first) * unit, 1, &vec});
-        if (l.partial)
-            parts.push_back({static_cast<MPI_Aint>(l.partial_at) * unit, l.partial, &cur});
+        if (l.full) {
+            if (!mul(static_cast<MPI_Aint>(l.first), unit, &first)) return too_large();
+            parts.push_back({first, 1, &vec});
+        }
+        if (l.partial) {
+            if (!mul(static_cast<MPI_Aint>(l.partial_at), unit, &partial_at)) return too_large();
+            parts.push_back({partial_at, l.partial, &cur});
+        }
         Shape level;
-        if (!shape_blocks(parts, &level)) return too_large();
-        unit *= static_cast<MPI_Aint>(g);
+        if (!shape_blocks(parts, &level) || !mul(unit, static_cast<MPI_Aint>(g), &unit))
+            return too_large();
         cur = shape_resized(level, 0, unit);
         mult *= l.elements;
     }

@@ -188,6 +188,10 @@ int type_struct(int count, const int* bls, const MPI_Aint* displs, Datatype* con
 
 int type_resized(Datatype* old, MPI_Aint lb, MPI_Aint extent, Datatype** out) {
     if (int e = check_old(old)) return e;
+    MPI_Aint ub;
+    if (__builtin_add_overflow(lb, extent, &ub))
+        return make_error(MPI_ERR_ARG, "lb %ld plus extent %ld leaves MPI_Aint",
+                          static_cast<long>(lb), static_cast<long>(extent));
     return finish({MPI_COMBINER_RESIZED, {}, {lb, extent}, {old}},
                   shape_resized(old->shape, lb, extent), {SigPart{old, 1}}, out);
 }

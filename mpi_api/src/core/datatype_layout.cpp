@@ -22,6 +22,7 @@ bool add(size_t a, size_t b, size_t* r) {
 // Displacements and bounds: false when the result leaves MPI_Aint.
 bool add(MPI_Aint a, MPI_Aint b, MPI_Aint* r) { return !__builtin_add_overflow(a, b, r); }
 bool sub(MPI_Aint a, MPI_Aint b, MPI_Aint* r) { return !__builtin_sub_overflow(a, b, r); }
+bool mul(MPI_Aint a, MPI_Aint b, MPI_Aint* r) { return !__builtin_mul_overflow(a, b, r); }
 
 LayoutPtr bytes_node(size_t n) {
     auto l = std::make_shared<Layout>();
@@ -62,8 +63,10 @@ bool make_piece(MPI_Aint disp, size_t count, const Shape& s, Piece* out) {
         *out = Piece{disp, bytes, nullptr, 0, bytes};
         return true;
     }
+    MPI_Aint span_of_blocks;
     if (count > 1 && l->kind == Layout::Kind::Vector &&
-        s.extent == static_cast<MPI_Aint>(l->nblocks) * l->stride) {
+        mul(static_cast<MPI_Aint>(l->nblocks), l->stride, &span_of_blocks) &&
+        s.extent == span_of_blocks) {
         // The instances continue the child's own block pattern: one longer vector.
         auto v = std::make_shared<Layout>(*l);
         v->nblocks *= count;
@@ -178,6 +181,8 @@ bool finish_bounds(Shape& s, const BoundsAcc& a) {
             !add(ub, b.align - ext % b.align, &ub))
             return false;
     }
+    MPI_Aint true_extent;
+    if (a.has_data && !sub(b.data_ub, b.data_lb, &true_extent)) return false;
     if (!a.has_data) s.bounds.data_lb = s.bounds.data_ub = 0;
     s.lb = lb;
     return sub(ub, lb, &s.extent);
@@ -217,6 +222,7 @@ bool shape_vector(size_t count, size_t blocklen, MPI_Aint stride, const Shape& c
     if (!finish_bounds(s, a)) return false;
     Piece p;
     if (!make_piece(0, blocklen, child, &p)) return false;
+    MPI_Aint block_span;
     if (count && p.size) {
         if (!mul(count, p.size, &s.size)) return false;
         s.layout_disp = p.disp;
@@ -224,7 +230,8 @@ bool shape_vector(size_t count, size_t blocklen, MPI_Aint stride, const Shape& c
             s.layout = node_of(p);
         } else if (p.is_run() && stride == static_cast<MPI_Aint>(p.count)) {
             s.layout = bytes_node(s.size);
-        } else if (!p.is_run() && p.stride * static_cast<MPI_Aint>(p.count) == stride) {
+        } else if (!p.is_run() && mul(p.stride, static_cast<MPI_Aint>(p.count), &block_span) &&
+                   block_span == stride) {
             Piece q = p;  // the blocks tile: one block of count*blocklen instances
             q.count *= count;
             q.size = s.size;
@@ -249,6 +256,7 @@ bool shape_blocks(const std::vector<BlockSpec>& specs, Shape* out) {
                 !add(spec.disp, hi, &hi))
                 return false;
             a.add_copies(lo, hi, *spec.child);
+            if (!a.ok) return false;  // the piece's displacement would overflow too
         }
         Piece p;
         if (!make_piece(spec.disp, spec.count, *spec.child, &p)) return false;
@@ -256,11 +264,14 @@ bool shape_blocks(const std::vector<BlockSpec>& specs, Shape* out) {
         if (!add(total, p.size, &total)) return false;
         if (!ps.empty()) {
             Piece& last = ps.back();
-            bool merge =
-                last.is_run()
-                    ? p.is_run() && last.disp + static_cast<MPI_Aint>(last.count) == p.disp
-                    : !p.is_run() && last.child == p.child && last.stride == p.stride &&
-                          p.disp == last.disp + static_cast<MPI_Aint>(last.count) * last.stride;
+            MPI_Aint next;  // where a continuation of the last piece would start
+            bool merge = last.is_run()
+                             ? p.is_run() &&
+                                   add(last.disp, static_cast<MPI_Aint>(last.count), &next) &&
+                                   p.disp == next
+                             : !p.is_run() && last.child == p.child && last.stride == p.stride &&
+                                   mul(static_cast<MPI_Aint>(last.count), last.stride, &next) &&
+                                   add(last.disp, next, &next) && p.disp == next;
             if (merge) {
                 last.count += p.count;
                 last.size += p.size;
@@ -283,12 +294,13 @@ bool shape_blocks(const std::vector<BlockSpec>& specs, Shape* out) {
         return true;
     }
     // Evenly spaced blocks of one shape: a vector.
-    const MPI_Aint step = ps[1].disp - ps[0].disp;
-    bool regular = true;
+    MPI_Aint step;
+    bool regular = sub(ps[1].disp, ps[0].disp, &step);
     bool all_runs = true;
     for (size_t i = 0; i < n; ++i) {
+        MPI_Aint want = ps[0].disp;
         regular = regular && ps[i].same_shape(ps[0]) &&
-                  ps[i].disp == ps[0].disp + static_cast<MPI_Aint>(i) * step;
+                  (i == 0 || add(ps[i - 1].disp, step, &want)) && ps[i].disp == want;
         all_runs = all_runs && ps[i].is_run();
     }
     s.layout_disp = ps[0].disp;
