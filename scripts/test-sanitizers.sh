@@ -55,6 +55,8 @@ images per_rank n16 c2
 images per_rank n6 N3
 comm n4
 intercomm n4
+intercomm_coll n5
+intercomm_split N2 collaborative
 neighbor n3
 p2p_order N2 wait
 p2p_probe N2 collaborative
