@@ -77,6 +77,23 @@ void copy_alone(const void* sendbuf, void* recvbuf, int count, const mpi::Dataty
                     *type, static_cast<size_t>(count) * type->size);
 }
 
+// Member me's slice of the reduction of every member's published input
+// (src[p]) into dst: member `first`'s input, then every other one folded in.
+void reduce_my_slice(ShmGroup& g, int p, int me, int n, const Units& u, const mpi::Op* op,
+                     int first, void* dst) {
+    size_t lo, hi;
+    slice_of(me, n, u, &lo, &hi);
+    if (hi <= lo) return;
+    const size_t offset = lo * u.unit;
+    auto input_of = [&](int k) {
+        return static_cast<const unsigned char*>(g.member(k).src[p]) + offset;
+    };
+    unsigned char* out = static_cast<unsigned char*>(dst) + offset;
+    if (out != input_of(first)) memcpy(out, input_of(first), (hi - lo) * u.unit);
+    for (int k = 0; k < n; ++k)
+        if (k != first) mpi::op_apply(*op, input_of(k), out, hi - lo, *u.basic);
+}
+
 }  // namespace
 
 void local_barrier(const Local& l) {
@@ -171,19 +188,7 @@ void local_reduce(const Local& l, const void* sendbuf, void* recvbuf, int count,
     mine.dst[p] = output ? output->data() : nullptr;
     g.publish(me, e);
     g.wait_all(e);
-    size_t lo, hi;
-    slice_of(me, n, u, &lo, &hi);
-    if (hi > lo) {
-        const MemberSlots& r = g.member(root);
-        unsigned char* out = static_cast<unsigned char*>(r.dst[p]) + lo * u.unit;
-        const unsigned char* root_in = static_cast<const unsigned char*>(r.src[p]) + lo * u.unit;
-        if (out != root_in) memcpy(out, root_in, (hi - lo) * u.unit);
-        for (int k = 0; k < n; ++k) {
-            if (k == root) continue;
-            const auto* src = static_cast<const unsigned char*>(g.member(k).src[p]) + lo * u.unit;
-            mpi::op_apply(*op, src, out, hi - lo, *u.basic);
-        }
-    }
+    reduce_my_slice(g, p, me, n, u, op, root, g.member(root).dst[p]);
     g.publish(me, e + 1);
     g.wait_all(e + 1);
     if (output) output->unload();
@@ -224,18 +229,7 @@ void local_allreduce(const Local& l, const void* sendbuf, void* recvbuf, int cou
     mine.dst[p] = output.data();
     g.publish(me, e);
     g.wait_all(e);
-    size_t lo, hi;
-    slice_of(me, n, u, &lo, &hi);
-    if (hi > lo) {
-        unsigned char* out = output.data() + lo * u.unit;
-        if (out != input.data() + lo * u.unit)
-            memcpy(out, input.data() + lo * u.unit, (hi - lo) * u.unit);
-        for (int k = 0; k < n; ++k) {
-            if (k == me) continue;
-            const auto* src = static_cast<const unsigned char*>(g.member(k).src[p]) + lo * u.unit;
-            mpi::op_apply(*op, src, out, hi - lo, *u.basic);
-        }
-    }
+    reduce_my_slice(g, p, me, n, u, op, me, output.data());
     g.publish(me, e + 1);
     g.wait_all(e + 1);
     for (int k = 0; k < n; ++k) {

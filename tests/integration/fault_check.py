@@ -30,9 +30,9 @@ import signal
 import subprocess
 import sys
 import time
-import uuid
 
-MARKER = "marker-" + uuid.uuid4().hex
+from jobcheck import MARKER, job_processes, leftovers
+
 STARTED = []
 END_WITHIN = 5.0  # seconds from the fault to the end of mpcrun
 
@@ -59,27 +59,10 @@ def skip(message):
     sys.exit(77)
 
 
-def job_processes():
-    """Pids of live processes whose command line holds this run's marker."""
-    found = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if MARKER.encode() in f.read():
-                    found.append(int(pid))
-        except OSError:
-            pass
-    return found
-
-
 def expect_no_leftovers(within=3.0):
-    deadline = time.monotonic() + within
-    while job_processes():
-        if time.monotonic() > deadline:
-            fail(f"processes left behind: {job_processes()}")
-        time.sleep(0.05)
+    left = leftovers(within)
+    if left:
+        fail(f"processes left behind: {left}")
 
 
 def node_pid(mpcrun_pid, node):

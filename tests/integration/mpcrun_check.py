@@ -18,12 +18,12 @@ import signal
 import subprocess
 import sys
 import time
-import uuid
+
+from jobcheck import MARKER, job_processes, leftovers
 
 MPCRUN, PROBE, CASE = sys.argv[1], sys.argv[2], sys.argv[3]
 FAKE_SSH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_ssh.sh")
 RANK_LAYOUT = os.environ.get("RANK_LAYOUT", "")
-MARKER = "marker-" + uuid.uuid4().hex
 STARTED = []  # mpcrun processes started with Popen, killed when a check fails
 
 
@@ -39,27 +39,10 @@ def fail(message, result=None):
     sys.exit(1)
 
 
-def job_processes():
-    """Pids of live processes whose command line holds this run's marker."""
-    found = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if MARKER.encode() in f.read():
-                    found.append(int(pid))
-        except OSError:
-            pass
-    return found
-
-
 def expect_no_leftovers(within=3.0):
-    deadline = time.monotonic() + within
-    while job_processes():
-        if time.monotonic() > deadline:
-            fail(f"processes left behind: {job_processes()}")
-        time.sleep(0.05)
+    left = leftovers(within)
+    if left:
+        fail(f"processes left behind: {left}")
 
 
 def run(args, expect, stdin=subprocess.DEVNULL, max_seconds=None, env=None):

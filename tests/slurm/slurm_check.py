@@ -15,12 +15,13 @@ import re
 import subprocess
 import sys
 import time
-import uuid
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+from jobcheck import MARKER, leftovers  # noqa: E402
 
 CLUSTER, MPCRUN, PROBE, RANK_LAYOUT, WORLD_INFO = sys.argv[1:6]
 DIRECTORY = os.environ.get("MPC_SLURM_DIR", "/tmp/fibermpi-slurm")
 LOCK = DIRECTORY + ".lock"
-MARKER = "marker-" + uuid.uuid4().hex
 ENV = dict(os.environ, SLURM_CONF=os.path.join(DIRECTORY, "slurm.conf"))
 for name in [n for n in ENV if n.startswith(("SLURM_", "PMI_")) and n != "SLURM_CONF"]:
     del ENV[name]  # this test may itself run inside a job
@@ -31,19 +32,6 @@ SALLOC = ["salloc", "-N", "1", "--exclusive", "--immediate=20", "--quiet"]
 
 class Failure(Exception):
     pass
-
-
-def job_processes():
-    found = []
-    for pid in os.listdir("/proc"):
-        if pid.isdigit():
-            try:
-                with open(f"/proc/{pid}/cmdline", "rb") as f:
-                    if MARKER.encode() in f.read():
-                        found.append(int(pid))
-            except OSError:
-                pass
-    return found
 
 
 def run(args, expect, stdout_has=(), stderr_has=(), max_seconds=30):
@@ -64,11 +52,9 @@ def run(args, expect, stdout_has=(), stderr_has=(), max_seconds=30):
     if problem:
         raise Failure(f"{' '.join(args)}: {problem}\n--- stdout:\n{r.stdout}"
                       f"--- stderr:\n{r.stderr}")
-    deadline = time.monotonic() + 5
-    while job_processes():
-        if time.monotonic() > deadline:
-            raise Failure(f"{' '.join(args)}: processes left behind: {job_processes()}")
-        time.sleep(0.05)
+    left = leftovers(within=5)
+    if left:
+        raise Failure(f"{' '.join(args)}: processes left behind: {left}")
     print(f"ok ({took:.2f} s): {' '.join(a.replace(MARKER, 'MARKER') for a in args)}")
     return r
 
