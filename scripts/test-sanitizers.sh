@@ -30,10 +30,7 @@ export TSAN_OPTIONS="suppressions=$here/scripts/sanitizers/tsan.supp:halt_on_err
 # The TSan selection, one test name per line ("suite:NAME": that whole
 # suite): unit tests; point-to-point, threads and collectives inside one node
 # process and across several in every progress mode; the message storm; the
-# hang report. Left out for now: comm_threads (TSan reports a race on an
-# intra-node cell between two ranks' threads creating communicators at once;
-# open, see the Reliability issue's note), and msg_storm in thread mode across
-# node processes (timed out once under TSan, not understood yet).
+# hang report; ranks' own threads creating communicators at once.
 TSAN_TESTS="
 suite:unit
 hello n4
@@ -44,6 +41,7 @@ p2p_late n8
 p2p_truncate n3
 p2p_errors n2
 thread_multiple n4
+comm_threads n4
 coll_blocking n4
 coll_nonblocking n4
 coll_userop n3
@@ -69,6 +67,7 @@ coll_nonblocking N2 thread
 coll_nonblocking N3 wait
 msg_storm n4 N1 collaborative seed2
 msg_storm n4 N2 collaborative seed9 small-buffers
+msg_storm n4 N2 thread seed6
 hang recv n2
 hang waitall n2 N2
 "

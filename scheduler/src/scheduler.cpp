@@ -110,10 +110,10 @@ __attribute__((no_sanitize("thread"))) void set_thread_owner(void* owner) {
     tl_thread_owner = owner;
 }
 
-void yield() {
+void yield(bool poll_first) {
     Vp* vp = tl_vp;
-    if (vp && vp->current()) vp->switch_out(vp->current(), true);
-    else poll();
+    if (vp && vp->current()) vp->switch_out(vp->current(), true, poll_first);
+    else if (poll_first) poll();
 }
 
 namespace {

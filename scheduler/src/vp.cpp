@@ -81,9 +81,9 @@ void Vp::poll(bool idle) {
 // errno is the VP thread's, hence shared by its tasks: a switch keeps the
 // task's value, whatever the progress hook and the tasks run meanwhile did to
 // it (a rank checking errno after an MPI call must not see another rank's).
-void Vp::switch_out(Task* cur, bool requeue) {
+void Vp::switch_out(Task* cur, bool requeue, bool poll_first) {
     const int saved_errno = errno;
-    poll(false);
+    if (poll_first) poll(false);
     if (requeue) ready_.push(cur);
     Task* next = pick_next();
     if (next != cur) {  // else still runnable, or unparked meanwhile

@@ -74,7 +74,9 @@ public:
 
     // Owner-thread operations.
     void run_loop();                          // the idle loop; returns when all tasks are done
-    void switch_out(Task* cur, bool requeue); // leave cur; requeue=true keeps it runnable
+    // Leaves cur, after running the progress hook if poll_first; requeue=true
+    // keeps it runnable.
+    void switch_out(Task* cur, bool requeue, bool poll_first = true);
     void poll(bool idle);
     bool has_runnable() const {
         return !ready_.empty() || inbox_nonempty_.load(std::memory_order_relaxed);

@@ -135,8 +135,9 @@ void park();
 // even if nobody unparks it. Fibers ignore the timeout: when their VP has
 // nothing to run, its idle loop polls for them.
 void park_for(int64_t timeout_ns);
-// Lets the other runnable tasks of this VP run; runs the progress hook.
-void yield();
+// Lets the other runnable tasks of this VP run; runs the progress hook first
+// unless `poll` is false.
+void yield(bool poll = true);
 // True when another task of the caller's VP is ready to run.
 bool others_runnable();
 // True when VPs share cores (Options::shared_cores): a thread that spins then
