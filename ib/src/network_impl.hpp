@@ -207,6 +207,7 @@ private:
     NetworkLayout layout_;
     Upcalls upcalls_;
     size_t buffer_size_ = 0, eager_limit_ = 0, rndv_threshold_ = 0, frag_payload_ = 0;
+    size_t write_chunk_ = 0;  // one RDMA write of a rendezvous moves at most this
 
     std::vector<std::unique_ptr<Peer>> peers_;
     std::vector<std::unique_ptr<RankSlot>> slots_;
@@ -234,6 +235,9 @@ private:
     std::atomic<bool> stopping_{false};
     std::atomic<bool> blocker_{false};
 };
+
+// One RDMA write moves at most this (the drivers' message-size limits).
+inline constexpr size_t kMaxWrite = size_t{1} << 30;
 
 // Context of a send-CQ entry: what completed.
 inline constexpr uint64_t kCtxSendBuffer = 1ull << 60;

@@ -7,12 +7,6 @@
 #include "runtime/log.hpp"
 
 namespace mpc::ib {
-namespace {
-
-constexpr size_t kMaxWrite = size_t{1} << 30;  // one RDMA write moves at most this
-
-}  // namespace
-
 uint32_t NetworkImpl::allocate_send_buffer() {
     std::lock_guard<runtime::SpinLock> g(send_free_lock_);
     if (send_free_.empty()) return UINT32_MAX;
@@ -253,14 +247,14 @@ void NetworkImpl::start_writes(SendOp* op, const Header& cts) {
         return;
     }
     const MemoryRegion& mr = RegistrationCache::region(op->reg);
-    const size_t chunks = (len + kMaxWrite - 1) / kMaxWrite;
+    const size_t chunks = (len + write_chunk_ - 1) / write_chunk_;
     op->writes_left.store(static_cast<int>(chunks), std::memory_order_relaxed);
     for (size_t i = 0; i < chunks; ++i) {
         OutMsg m;
         m.write = true;
         m.op = op;
-        m.data_offset = i * kMaxWrite;
-        m.data_len = std::min(kMaxWrite, len - m.data_offset);
+        m.data_offset = i * write_chunk_;
+        m.data_len = std::min(write_chunk_, len - m.data_offset);
         m.local = data + m.data_offset;
         m.local_desc = mr.local_desc;
         m.remote_addr = cts.addr + m.data_offset;

@@ -91,6 +91,7 @@ struct NetworkConfig {
     size_t buffer_size = 0;             // receive/send buffer size (MPC_NET_BUFFER)
     uint32_t recv_buffers = 0;          // receive-pool buffers (MPC_NET_RECV_BUFFERS)
     uint32_t send_buffers = 0;          // send buffers (MPC_NET_SEND_BUFFERS)
+    size_t write_chunk = 0;             // 0: chosen per driver (MPC_NET_WRITE_CHUNK)
     size_t rcache_max_bytes = 0;        // lazily kept registrations (MPC_RCACHE_MAX)
     bool stats = false;
 

@@ -4,6 +4,7 @@
 // writes outside registered memory or with a stale key.
 #pragma once
 
+#include <algorithm>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -39,6 +40,9 @@ public:
     // Counters the tests check.
     int overruns = 0;
     int bad_writes = 0;
+    int writes = 0;              // posted RDMA writes
+    int writes_with_imm = 0;
+    size_t largest_write = 0;
     int registrations = 0;
     int deregistrations = 0;
     bool refuse_registrations = false;  // a full NIC table / locked-memory limit
@@ -153,6 +157,9 @@ inline Status FakeDriver::post_write(int peer, const void* buf, size_t len, void
         std::lock_guard<std::mutex> g(mutex_);
         if (outstanding_ >= static_cast<int>(config_.send_queue_depth)) return Status::Again;
         ++outstanding_;
+        ++writes;
+        writes_with_imm += has_imm;
+        largest_write = std::max(largest_write, len);
     }
     FakeDriver* p = fabric_->node(peer);
     bool ok = true;

@@ -285,3 +285,24 @@ TEST_CASE("rendezvous falls back to copies when a side cannot register", "[netwo
     CHECK(std::equal(s.data.begin(), s.data.begin() + 30000, r.buf.begin()));
     CHECK(std::all_of(r.buf.begin() + 30000, r.buf.end(), [](char x) { return x == 'Z'; }));
 }
+
+TEST_CASE("rendezvous data goes in writes of at most the write chunk", "[network]") {
+    NetworkConfig cfg = config();
+    cfg.write_chunk = 64 << 10;
+    Cluster c(2, 2, cfg);
+    // Below, at and above one chunk and a multiple of it; many chunks (more
+    // than the send queue holds at once); expected and unexpected.
+    for (size_t n : {size_t{20000}, size_t{64} << 10, (size_t{64} << 10) + 1, size_t{192} << 10,
+                     (size_t{1} << 20) + 5, size_t{9} << 20}) {
+        for (bool unexpected : {false, true}) {
+            INFO(n << " bytes" << (unexpected ? " unexpected" : " expected"));
+            const int writes_before = c.driver(0).writes, imm_before = c.driver(0).writes_with_imm;
+            round_trip(c, n, unexpected, false);
+            CHECK(c.driver(0).writes - writes_before ==
+                  static_cast<int>((n + cfg.write_chunk - 1) / cfg.write_chunk));
+            CHECK(c.driver(0).writes_with_imm - imm_before == 1);  // the last one signals
+        }
+    }
+    CHECK(c.driver(0).largest_write == cfg.write_chunk);
+    CHECK(c.driver(1).bad_writes == 0);
+}
