@@ -30,7 +30,12 @@ export TSAN_OPTIONS="suppressions=$here/scripts/sanitizers/tsan.supp:halt_on_err
 # The TSan selection, one test name per line ("suite:NAME": that whole
 # suite): unit tests; point-to-point, threads and collectives inside one node
 # process and across several in every progress mode; the message storm; the
-# hang report; ranks' own threads creating communicators at once.
+# hang report; ranks' own threads creating communicators at once; and at
+# least one run of every other integration program (errors, exit codes,
+# attributes, topologies, datatypes, collective variants, C++ and Fortran,
+# placement, NUMA stealing, faults, rank images, PMI) and of the EulerMHD and
+# CG examples. Not under TSan: the launcher's own checks (mpcrun_check.py,
+# Slurm, install), which test the launcher process, not threads.
 TSAN_TESTS="
 suite:unit
 hello n4
@@ -70,6 +75,32 @@ msg_storm n4 N2 collaborative seed9 small-buffers
 msg_storm n4 N2 thread seed6
 hang recv n2
 hang waitall n2 N2
+api_errors n4 N2
+attrs N2 thread
+topo n4
+world_info n4
+status_ignore n4
+p2p_sendrecv N3 collaborative
+datatypes N2 collaborative
+coll_types N2 wait
+coll_inplace n8
+coll_noncontig N3 thread
+coll_errors n4
+cxx_program n4
+f_p2p N2 collaborative
+placement n4 N2
+numa_steal other
+pool_flood n6 N3 thread
+fault cut_n3
+fault kill_blocked_n2
+eulermhd imbalance n4 N2
+npb_cg S n4 N2 collaborative
+errors_fatal rank n4
+exit early n4
+exit late n4
+nompi n4
+pmi kvs N3
+images globals n6 N3 thread
 "
 
 # Not run under ASan+UBSan: tests of how a deliberate crash is reported (a
