@@ -36,6 +36,7 @@ struct SendOp {
     char* packed = nullptr;          // non-contiguous data packed for the write
     std::atomic<int> writes_left{0};
     bool copies = false;  // rendezvous data goes as RndvData messages
+    bool answered = false;  // rendezvous: the receiver's answer (CTS) came
     int64_t rts_sent_ns = 0;
     int src_local = -1;
 };

@@ -357,6 +357,14 @@ void NetworkImpl::on_cts(const WorkRequest& wr) {
         runtime::warn("network: dropped an answer for an unknown send");
         return;
     }
+    // A receiver answers once. A second answer (a corrupt or hostile peer)
+    // would start the writes again while the first ones are queued, and the
+    // operation would end under them.
+    if (op->answered) {
+        runtime::warn("network: dropped a second answer for one rendezvous send");
+        return;
+    }
+    op->answered = true;
     RankSlot& s = *slots_[static_cast<size_t>(op->src_local)];
     uint64_t wait = static_cast<uint64_t>(runtime::now_ns() - op->rts_sent_ns);
     s.stats.rndv_count++;
