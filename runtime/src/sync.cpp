@@ -1,12 +1,15 @@
 #include "runtime/sync.hpp"
 
 #include <linux/futex.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 namespace mpc::runtime {
 
 static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t));
+
+void yield_core() { sched_yield(); }
 
 void futex_wait(std::atomic<uint32_t>* word, uint32_t expected, int64_t timeout_ns) {
     timespec ts{};

@@ -13,6 +13,9 @@ namespace mpc::runtime {
 
 inline constexpr std::size_t kCacheLine = 64;
 
+// sched_yield(): lets another thread of this core run, if any.
+void yield_core();
+
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
@@ -22,11 +25,21 @@ inline void cpu_relax() {
 }
 
 // Test-and-test-and-set lock. Holders must not block or switch fibers.
+// A waiter that spins long gives its core to the OS: where threads outnumber
+// cores, the holder may be preempted (in a system call waking a thread, say),
+// and spinning would only burn the rest of the time slice it needs.
 class SpinLock {
 public:
     void lock() {
         while (flag_.exchange(true, std::memory_order_acquire)) {
-            while (flag_.load(std::memory_order_relaxed)) cpu_relax();
+            for (int spins = 0; flag_.load(std::memory_order_relaxed); ++spins) {
+                if (spins < kSpinsBeforeYield) {
+                    cpu_relax();
+                } else {
+                    yield_core();
+                    spins = 0;
+                }
+            }
         }
     }
     bool try_lock() {
@@ -36,6 +49,7 @@ public:
     void unlock() { flag_.store(false, std::memory_order_release); }
 
 private:
+    static constexpr int kSpinsBeforeYield = 256;
     std::atomic<bool> flag_{false};
 };
 
