@@ -6,7 +6,9 @@
 # of its own (signals to this script's process group do not reach it, nor does
 # mpcrun's death: only the PMI connection ties it to the job). This script
 # waits for it and exits with its status, 128+N for signal N. Each call
-# appends HOST to $FAKE_SSH_LOG when that is set.
+# appends "HOST NODE" to $FAKE_SSH_LOG when that is set, NODE being the
+# MPC_NODE_ID the command sets (the calls run at once: their order is not
+# the node processes' order).
 while [ $# -gt 0 ]; do
     case "$1" in
         -o | -p | -l | -i) shift 2 ;;
@@ -21,7 +23,10 @@ case "$host" in
     localhost | 127.* | "$(hostname)" | "$(hostname -s)") ;;
     *) echo "ssh: Could not resolve hostname $host" >&2; exit 255 ;;
 esac
-[ -n "${FAKE_SSH_LOG:-}" ] && echo "$host" >>"$FAKE_SSH_LOG"
+if [ -n "${FAKE_SSH_LOG:-}" ]; then
+    node=$(printf '%s\n' "$*" | sed -n "s/.*MPC_NODE_ID='\{0,1\}\([0-9][0-9]*\).*/\1/p")
+    echo "$host ${node:-?}" >>"$FAKE_SSH_LOG"
+fi
 # stdin kept explicitly: an asynchronous command would otherwise read /dev/null.
 exec 3<&0
 env -i PATH="$PATH" HOME="${HOME:-/}" setsid sh -c "$*" <&3 3<&- &

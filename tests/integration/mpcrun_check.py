@@ -208,7 +208,7 @@ def case_hydra():
 
 
 def ssh_env(**extra):
-    """mpcrun's environment with the fake ssh; FAKE_SSH_LOG collects the hosts."""
+    """mpcrun's environment with the fake ssh; FAKE_SSH_LOG collects host and node id."""
     env = dict(os.environ, MPC_SSH=FAKE_SSH + " -o BatchMode=yes", **extra)
     for name in ("SLURM_JOB_ID", "MPC_LAUNCH"):
         env.pop(name, None)
@@ -216,8 +216,10 @@ def ssh_env(**extra):
 
 
 def logged_hosts(path):
+    """The host of each node process the fake ssh started, by node id."""
     with open(path) as f:
-        return f.read().split()
+        pairs = [line.split() for line in f if line.strip()]
+    return [host for host, _ in sorted(pairs, key=lambda p: int(p[1]) if p[1].isdigit() else -1)]
 
 
 def case_hosts():
@@ -231,7 +233,8 @@ def case_hosts():
         if "rank_layout: cyclic 4 ok" not in r.stdout:
             fail("rank_layout over 2 hosts x 2 node processes", r)
         if logged_hosts(log) != ["localhost", "localhost", here, here]:
-            fail(f"ssh reached {logged_hosts(log)}, expected localhost x2 then {here} x2", r)
+            fail(f"node processes 0-3 went to {logged_hosts(log)}, expected localhost x2 then "
+                 f"{here} x2", r)
         # A remote shell starts afresh: only MPC_* and -x variables may arrive.
         show = ('echo "node=$MPC_NODE_ID of=$MPC_NUM_NODES rank=$PMI_RANK stack=$MPC_STACK_SIZE '
                 'my=${MY_VAR:-unset} other=${OTHER:-unset} set=$SET_HERE"')
