@@ -102,12 +102,12 @@ public:
     // are outstanding on this connection; poll_send_cq and retry.
     virtual Status post_send(int peer, const void* buf, size_t len, void* desc,
                              uint64_t context) = 0;
-    // Writes len bytes into peer's registered memory at remote_addr (see
-    // MemoryRegion::remote_base), remote_key from the peer's region. With
-    // has_imm, the peer gets a WriteImm completion carrying imm after the data.
     // The largest RDMA write worth posting at once (0: no limit): a rendezvous
     // splits its data into writes of at most this size.
     virtual size_t write_chunk() const { return 0; }
+    // Writes len bytes into peer's registered memory at remote_addr (see
+    // MemoryRegion::remote_base), remote_key from the peer's region. With
+    // has_imm, the peer gets a WriteImm completion carrying imm after the data.
     virtual Status post_write(int peer, const void* buf, size_t len, void* desc,
                               uint64_t remote_addr, uint64_t remote_key, bool has_imm,
                               uint32_t imm, uint64_t context) = 0;
