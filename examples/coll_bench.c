@@ -20,6 +20,17 @@ enum { BARRIER, BCAST, REDUCE, ALLREDUCE, ALLGATHER, ALLTOALL, NOPS };
 static const char* kNames[NOPS] = {"barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall"};
 
 static int rank, size;
+
+/* True when the comma-separated list names the operation (whole names only:
+ * "allreduce" does not select "reduce"). */
+static int listed(const char* list, const char* name) {
+    const size_t len = strlen(name);
+    for (const char* p = list; p; p = strchr(p, ',')) {
+        if (*p == ',') ++p;
+        if (strncmp(p, name, len) == 0 && (p[len] == ',' || p[len] == '\0')) return 1;
+    }
+    return 0;
+}
 static double *sendbuf, *recvbuf;
 
 static void run_once(int op, int n) {
@@ -81,7 +92,7 @@ int main(int argc, char** argv) {
         else if (strcmp(argv[i], "-time") == 0) target = atof(argv[i + 1]);
         else if (strcmp(argv[i], "-iters") == 0) fixed_iters = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "-ops") == 0) {
-            for (int op = 0; op < NOPS; ++op) want[op] = strstr(argv[i + 1], kNames[op]) != NULL;
+            for (int op = 0; op < NOPS; ++op) want[op] = listed(argv[i + 1], kNames[op]);
         } else {
             if (rank == 0) fprintf(stderr, "coll_bench: unknown option %s\n", argv[i]);
             MPI_Abort(MPI_COMM_WORLD, 2);
