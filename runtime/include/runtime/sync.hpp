@@ -1,8 +1,9 @@
 // runtime/sync: the few synchronisation primitives every room shares.
 //
 // A spin lock for short critical sections (matching queues, run-queue inboxes),
-// futex wait/wake for sleeping without a condition variable, and a monotonic
-// clock. Nothing here allocates or blocks except futex_wait.
+// futex wait/wake for sleeping without a condition variable, asymmetric
+// fences, and a monotonic clock. Nothing here allocates or blocks except
+// futex_wait.
 #pragma once
 
 #include <atomic>
@@ -58,6 +59,23 @@ private:
 void futex_wait(std::atomic<uint32_t>* word, uint32_t expected, int64_t timeout_ns = 0);
 void futex_wake_one(std::atomic<uint32_t>* word);
 void futex_wake_all(std::atomic<uint32_t>* word);
+
+// Asymmetric fences, for a Dekker handshake whose two sides are unequal: a
+// fast side that runs often (a publisher: store its progress, then look
+// whether anyone sleeps) and a slow side that runs rarely (a waiter about to
+// sleep: register, then look at the progress). Each side needs a full fence
+// between its store and its load; light_fence() costs the fast side only a
+// compiler barrier, because heavy_fence() makes every running thread of the
+// process execute a full barrier (membarrier(2), private expedited). Where the
+// kernel lacks membarrier, both are full fences.
+extern std::atomic<bool> g_membarrier_ready;
+inline void light_fence() {
+    if (g_membarrier_ready.load(std::memory_order_relaxed))
+        std::atomic_signal_fence(std::memory_order_seq_cst);
+    else
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+void heavy_fence();
 
 inline int64_t now_ns() {
     timespec ts;
