@@ -126,8 +126,10 @@ struct TypedScratch {
 }  // namespace
 
 bool eligible(Comm* c) {
-    if (c->is_inter() || c->size < 2 || !enabled()) return false;
-    return view_of(c).useful;
+    if (c->is_inter() || !enabled()) return false;
+    // A single rank (MPI_COMM_SELF, say) has nothing to wait for: a copy at
+    // most, not a schedule.
+    return c->size == 1 || view_of(c).useful;
 }
 
 bool eligible(Comm* c, const Op* op) {

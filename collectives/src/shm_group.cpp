@@ -14,13 +14,17 @@ constexpr int kTightSpins = 512;
 }  // namespace
 
 ShmGroup::ShmGroup(std::vector<int> world_ranks)
-    : world_ranks_(std::move(world_ranks)), members_(new MemberSlots[world_ranks_.size()]) {}
+    : world_ranks_(std::move(world_ranks)),
+      members_(new MemberSlots[world_ranks_.size()]),
+      pair_(world_ranks_.size() == 2) {}
 
 void ShmGroup::publish(int me, uint64_t e) {
-    member(me).episode.store(e, std::memory_order_seq_cst);
-    // Pairs with the waiter's count-then-look (seq_cst both sides): either it
-    // sees the episode or we see it parked.
-    if (parked_.load(std::memory_order_seq_cst) == 0) return;
+    episode(me).store(e, std::memory_order_release);
+    // Pairs with the waiter's count, heavy fence, look: either it sees the
+    // episode or we see it parked. A full fence here would double the cost
+    // of a pair's synchronisation (the store would wait for the line).
+    runtime::light_fence();
+    if (parked_.load(std::memory_order_relaxed) == 0) return;
     parked_lock_.lock();
     for (sched::Waiter* w : parked_list_) w->unpark();
     parked_lock_.unlock();
@@ -43,8 +47,9 @@ void ShmGroup::wait(Done&& done) {
         [this](sched::Waiter* w) {
             parked_lock_.lock();
             parked_list_.push_back(w);
-            parked_.fetch_add(1, std::memory_order_seq_cst);
+            parked_.fetch_add(1, std::memory_order_relaxed);
             parked_lock_.unlock();
+            runtime::heavy_fence();
         },
         [this](sched::Waiter* w) {
             parked_lock_.lock();

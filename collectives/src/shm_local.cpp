@@ -65,9 +65,20 @@ void slice_of(int r, int members, const Units& u, size_t* lo, size_t* hi) {
 // every member computes the same expression.
 void fold(const mpi::Op* op, const Units& u, ShmGroup& g, int parity, unsigned char* acc) {
     const int n = g.size();
-    memcpy(acc, g.member(n - 1).slot(parity, u.count * u.unit), u.count * u.unit);
+    memcpy(acc, g.slot(n - 1, parity, u.count * u.unit), u.count * u.unit);
     for (int k = n - 2; k >= 0; --k)
-        mpi::op_apply(*op, g.member(k).slot(parity, u.count * u.unit), acc, u.count, *u.basic);
+        mpi::op_apply(*op, g.slot(k, parity, u.count * u.unit), acc, u.count, *u.basic);
+}
+
+// The fold of the inline payloads into (recvbuf, count, type): straight into
+// the buffer when it is contiguous (the inputs are in the slots already).
+void fold_into(const mpi::Op* op, const Units& u, ShmGroup& g, int parity, void* recvbuf,
+               int count, const mpi::Datatype* type) {
+    if (type->contiguous)
+        return fold(op, u, g, parity, static_cast<unsigned char*>(recvbuf) + type->true_lb);
+    alignas(64) unsigned char acc[kInlineBytes];
+    fold(op, u, g, parity, acc);
+    mpi::unpack(recvbuf, static_cast<size_t>(count), *type, 0, acc, u.count * u.unit);
 }
 
 // A single member: no one to wait for.
@@ -129,10 +140,10 @@ void local_bcast(const Local& l, void* buf, int count, const mpi::Datatype* type
     if (bytes <= kInlineBytes) {
         if (me == root) {
             g.wait_all(e - 1);
-            mpi::pack(buf, static_cast<size_t>(count), *type, 0, mine.slot(p, bytes), bytes);
+            mpi::pack(buf, static_cast<size_t>(count), *type, 0, g.slot(me, p, bytes), bytes);
         } else {
             g.wait_one(root, e);
-            mpi::unpack(buf, static_cast<size_t>(count), *type, 0, from.slot(p, bytes), bytes);
+            mpi::unpack(buf, static_cast<size_t>(count), *type, 0, g.slot(root, p, bytes), bytes);
         }
         g.publish(me, e);
         return;
@@ -167,13 +178,11 @@ void local_reduce(const Local& l, const void* sendbuf, void* recvbuf, int count,
     if (bytes <= kInlineBytes) {
         *l.episode = e;
         g.wait_all(e - 1);
-        mpi::pack(in, static_cast<size_t>(count), *type, 0, mine.slot(p, bytes), bytes);
+        mpi::pack(in, static_cast<size_t>(count), *type, 0, g.slot(me, p, bytes), bytes);
         g.publish(me, e);
         if (me != root) return;
         g.wait_all(e);
-        alignas(64) unsigned char acc[kInlineBytes];
-        fold(op, u, g, p, acc);
-        mpi::unpack(recvbuf, static_cast<size_t>(count), *type, 0, acc, bytes);
+        fold_into(op, u, g, p, recvbuf, count, type);
         return;
     }
     // Each member reduces its slice of everyone's input straight into the
@@ -210,12 +219,10 @@ void local_allreduce(const Local& l, const void* sendbuf, void* recvbuf, int cou
         // One synchronisation: everyone publishes a copy, everyone folds all.
         *l.episode = e;
         g.wait_all(e - 1);
-        mpi::pack(in, static_cast<size_t>(count), *type, 0, mine.slot(p, bytes), bytes);
+        mpi::pack(in, static_cast<size_t>(count), *type, 0, g.slot(me, p, bytes), bytes);
         g.publish(me, e);
         g.wait_all(e);
-        alignas(64) unsigned char acc[kInlineBytes];
-        fold(op, u, g, p, acc);
-        mpi::unpack(recvbuf, static_cast<size_t>(count), *type, 0, acc, bytes);
+        fold_into(op, u, g, p, recvbuf, count, type);
         return;
     }
     // Slices: each member reduces its slice into its own output (only it reads

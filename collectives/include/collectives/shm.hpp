@@ -28,8 +28,9 @@ using mpi::Comm;
 using mpi::Datatype;
 using mpi::Op;
 
-// True when c's blocking collectives run here: an intracommunicator of two or
-// more ranks, all of this node process (and MPC_COLL_SHM is not 0).
+// True when c's blocking collectives run here: an intracommunicator of one
+// rank, or one with several ranks in some node process (and MPC_COLL_SHM is
+// not 0).
 bool eligible(Comm* c);
 // Reductions also need a predefined operation.
 bool eligible(Comm* c, const Op* op);
