@@ -30,16 +30,15 @@ struct Rendezvous : Incoming {
 //
 // Cells are allocated by senders and freed by receivers; in steady exchanges
 // each thread frees about as many as it allocates, so the thread caches stay
-// balanced and the shared pool is rarely touched.
+// balanced and the shared pool is rarely touched. A cache is an array, not a
+// list threaded through the cells: freeing a cell the sender wrote moments ago
+// must not write to it (that would take its line back from the sender's core
+// while the receiver still has a request to complete).
 
 constexpr size_t kClassPayload[] = {64, 1024, 4096, 16384, 65536};
 constexpr int kClasses = sizeof(kClassPayload) / sizeof(kClassPayload[0]);
 constexpr int kBig = kClasses;  // malloc'ed, not cached
 constexpr size_t kCacheMax = 64;
-
-struct FreeCell {
-    FreeCell* next;
-};
 
 struct SharedPool {
     std::mutex mutex;
@@ -51,7 +50,7 @@ SharedPool& shared_pool() {
 }
 
 struct ThreadCache {
-    FreeCell* head[kClasses] = {};
+    void* cells[kClasses][kCacheMax];
     size_t count[kClasses] = {};
     // At thread exit the cells go to the shared pool, and the cache is left
     // empty and full: code that still sends or frees cells on this thread
@@ -61,13 +60,8 @@ struct ThreadCache {
         SharedPool& p = shared_pool();
         std::lock_guard<std::mutex> g(p.mutex);
         for (int c = 0; c < kClasses; ++c) {
-            for (FreeCell* f = head[c]; f;) {
-                FreeCell* next = f->next;  // read before another thread may take it
-                p.free[c].push_back(f);
-                f = next;
-            }
-            head[c] = nullptr;
-            count[c] = kCacheMax;
+            if (count[c] <= kCacheMax) p.free[c].insert(p.free[c].end(), cells[c], cells[c] + count[c]);
+            count[c] = kCacheMax + 1;
         }
     }
 };
@@ -82,11 +76,7 @@ int class_of(size_t bytes) {
 void* cell_memory(int cls, size_t bytes) {
     if (cls == kBig) return malloc(sizeof(Cell) + bytes);
     ThreadCache& tc = tl_cache;
-    if (FreeCell* f = tc.head[cls]) {
-        tc.head[cls] = f->next;
-        tc.count[cls]--;
-        return f;
-    }
+    if (tc.count[cls] - 1 < kCacheMax) return tc.cells[cls][--tc.count[cls]];
     SharedPool& p = shared_pool();
     {
         std::lock_guard<std::mutex> g(p.mutex);
@@ -106,10 +96,7 @@ void release_cell_memory(void* m, int cls) {
     }
     ThreadCache& tc = tl_cache;
     if (tc.count[cls] < kCacheMax) {
-        auto* f = static_cast<FreeCell*>(m);
-        f->next = tc.head[cls];
-        tc.head[cls] = f;
-        tc.count[cls]++;
+        tc.cells[cls][tc.count[cls]++] = m;
         return;
     }
     SharedPool& p = shared_pool();
@@ -192,6 +179,12 @@ void Deliveries::deliver_all() {
 }
 
 bool drain_locked(RankState* r, Deliveries& out) {
+    // The backlog in locals, written back only if it changed: in the common
+    // case (backlog empty, everything taken) the rank writes nothing to the
+    // line senders read (doorbell, prober count) and it stays in both caches.
+    Incoming* const old_head = r->backlog_head.load(std::memory_order_relaxed);
+    Incoming* head = old_head;
+    Incoming* tail = r->backlog_tail;
     // Take everything pushed so far: a stack, newest first; append it to the
     // backlog in arrival order.
     if (Incoming* stack = r->inbox.exchange(nullptr, std::memory_order_acquire)) {
@@ -203,14 +196,14 @@ bool drain_locked(RankState* r, Deliveries& out) {
             fifo = stack;
             stack = next;
         }
-        if (r->backlog_tail) r->backlog_tail->next = fifo;
-        else r->backlog_head.store(fifo, std::memory_order_relaxed);
-        r->backlog_tail = last;
+        if (tail) tail->next = fifo;
+        else head = fifo;
+        tail = last;
     }
     bool unexpected = false;
-    for (Incoming* m; (m = r->backlog_head.load(std::memory_order_relaxed)) && !out.full();) {
-        r->backlog_head.store(m->next, std::memory_order_relaxed);
-        if (!m->next) r->backlog_tail = nullptr;
+    for (Incoming* m; (m = head) && !out.full();) {
+        head = m->next;
+        if (!head) tail = nullptr;
         m->next = nullptr;
         if (Request* q = r->match.take_posted(m->env)) {
             out.add(m, q);
@@ -219,6 +212,8 @@ bool drain_locked(RankState* r, Deliveries& out) {
             unexpected = true;
         }
     }
+    if (head != old_head) r->backlog_head.store(head, std::memory_order_relaxed);
+    if (tail != r->backlog_tail) r->backlog_tail = tail;
     return unexpected;
 }
 
