@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <new>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "mpi_api/rank.hpp"
 #include "mpi_api/request.hpp"
 #include "runtime/log.hpp"
+#include "runtime/sync.hpp"
 
 namespace mpc::mpi::intranode {
 namespace {
@@ -122,12 +124,83 @@ void deliver_cell(Incoming* m, Request* r) {
     finish_receive(r, e.source, e.tag, bytes, n);
 }
 
+// ---- Shared copies: waiting ranks help move a large message ------------------
+//
+// Whoever delivers a large message (the receiver, or a rank polling for it)
+// publishes the copy in a node-wide slot and copies it chunk by chunk; any
+// rank that polls meanwhile (the sender, waiting for it, first of all) takes
+// chunks too, so two cores move it where one would. Helpers enter a slot by
+// counting themselves in its `users` before they look at its job again; the
+// deliverer, once every chunk is copied, empties the slot and waits until
+// its users left before the job (on its stack) goes away.
+
+constexpr size_t kSharedCopyMin = 256 * 1024;  // smaller ones: one core is enough
+constexpr size_t kCopyChunk = 64 * 1024;
+constexpr int kCopySlots = 8;
+constexpr int kSpinsBeforeYield = 4096;
+
+struct CopyJob {
+    const unsigned char* src;
+    unsigned char* dst;
+    size_t bytes;
+    const RankState* sender;  // helps even when it only serves itself
+    std::atomic<size_t> next{0};    // first byte no one took yet
+    std::atomic<size_t> copied{0};  // bytes copied
+};
+
+struct CopySlots {
+    alignas(64) std::atomic<CopyJob*> job[kCopySlots] = {};
+    alignas(64) std::atomic<int> users[kCopySlots] = {};
+};
+CopySlots g_copies;
+
+// Copies chunks of j until none is left; returns whether it copied any.
+bool copy_chunks(CopyJob& j) {
+    bool did = false;
+    for (;;) {
+        const size_t at = j.next.fetch_add(kCopyChunk, std::memory_order_relaxed);
+        if (at >= j.bytes) return did;
+        const size_t len = std::min(kCopyChunk, j.bytes - at);
+        memcpy(j.dst + at, j.src + at, len);
+        j.copied.fetch_add(len, std::memory_order_release);
+        did = true;
+    }
+}
+
+void shared_copy(const void* src, void* dst, size_t bytes, const RankState* sender) {
+    CopyJob j{static_cast<const unsigned char*>(src), static_cast<unsigned char*>(dst), bytes,
+              sender};
+    int slot = -1;
+    for (int i = 0; i < kCopySlots && slot < 0; ++i) {
+        CopyJob* none = nullptr;
+        if (g_copies.job[i].compare_exchange_strong(none, &j, std::memory_order_seq_cst))
+            slot = i;
+    }
+    copy_chunks(j);
+    if (slot < 0) return;  // every slot busy: copied alone
+    // Helpers finish their last chunk within microseconds, unless the OS took
+    // their core (more threads than cores): then let them have ours.
+    auto wait_for = [](auto&& done) {
+        for (int spins = 0; !done(); ++spins) {
+            if (spins < kSpinsBeforeYield) runtime::cpu_relax();
+            else runtime::yield_core();
+        }
+    };
+    wait_for([&] { return j.copied.load(std::memory_order_acquire) == bytes; });
+    g_copies.job[slot].store(nullptr, std::memory_order_seq_cst);
+    wait_for([&] { return g_copies.users[slot].load(std::memory_order_seq_cst) == 0; });
+}
+
 void deliver_rendezvous(Incoming* m, Request* r) {
     auto* rv = static_cast<Rendezvous*>(m);
     Request* s = rv->send;
     size_t n = std::min(rv->bytes, receive_capacity(r));
-    typed_copy(s->buf, static_cast<size_t>(s->count), *s->type, r->buf,
-               static_cast<size_t>(r->count), *r->type, n);
+    if (n >= kSharedCopyMin && s->type->contiguous && r->type->contiguous)
+        shared_copy(static_cast<const unsigned char*>(s->buf) + s->type->true_lb,
+                    static_cast<unsigned char*>(r->buf) + r->type->true_lb, n, s->rank);
+    else
+        typed_copy(s->buf, static_cast<size_t>(s->count), *s->type, r->buf,
+                   static_cast<size_t>(r->count), *r->type, n);
     const Envelope e = rv->env;
     const size_t bytes = rv->bytes;
     delete rv;
@@ -215,6 +288,20 @@ bool drain_locked(RankState* r, Deliveries& out) {
     if (head != old_head) r->backlog_head.store(head, std::memory_order_relaxed);
     if (tail != r->backlog_tail) r->backlog_tail = tail;
     return unexpected;
+}
+
+bool help_copy(const RankState* me, bool others) {
+    bool did = false;
+    for (int i = 0; i < kCopySlots; ++i) {
+        CopyJob* j = g_copies.job[i].load(std::memory_order_relaxed);
+        if (!j || (!others && j->sender != me)) continue;
+        g_copies.users[i].fetch_add(1, std::memory_order_seq_cst);
+        // Still there (or another job, as good): its deliverer waits for us.
+        j = g_copies.job[i].load(std::memory_order_seq_cst);
+        if (j && (others || j->sender == me)) did |= copy_chunks(*j);
+        g_copies.users[i].fetch_sub(1, std::memory_order_release);
+    }
+    return did;
 }
 
 bool drain(RankState* r, bool owner) {

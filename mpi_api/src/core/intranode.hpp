@@ -8,6 +8,8 @@
 // state, so a message costs it one cache line of the receiver's; the receiver
 // (or, in collaborative mode, any rank polling for it) takes the inbox in one
 // exchange and matches in arrival order. No system call on any of it.
+// A large copy is shared: ranks that poll while it runs (its sender, waiting
+// for it, first) copy chunks of it too.
 #pragma once
 
 #include <cstddef>
@@ -49,6 +51,10 @@ private:
 bool drain_locked(RankState* r, Deliveries& out);
 // Drains r's inbox. The owner waits for the lock; a thief gives up at once.
 bool drain(RankState* r, bool owner);
+
+// Copies chunks of the large copies running in the node: those of messages
+// `me` sent, and everyone's when `others`. Returns whether it copied any.
+bool help_copy(const RankState* me, bool others);
 
 }  // namespace intranode
 }  // namespace mpc::mpi

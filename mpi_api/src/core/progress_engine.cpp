@@ -65,15 +65,20 @@ bool poll(int caller, bool steal, int thief_numa) {
     if (ib::Network* net = network()) did |= net->poll(caller, steal, thief_numa);
     const PollMode mode = g_mode.load(std::memory_order_relaxed);
     const auto& locals = world().locals;
+    // Others' messages and operations: any rank in collaborative mode; the
+    // progress thread (or an idle VP) in thread mode. In wait mode a rank only
+    // serves itself (a sender rings the doorbell of a parked receiver).
+    const bool serve_others =
+        (steal && mode == PollMode::Collaborative) || (caller < 0 && mode == PollMode::Thread);
     if (caller >= 0) {
         RankState* me = locals[static_cast<size_t>(caller)];
         did |= intranode::drain(me, true);
         did |= progress_rank(me);
+        did |= intranode::help_copy(me, serve_others);
+    } else if (serve_others) {
+        did |= intranode::help_copy(nullptr, true);
     }
-    // Others' messages and operations: any rank in collaborative mode; the
-    // progress thread (or an idle VP) in thread mode. In wait mode a rank only
-    // serves itself (a sender rings the doorbell of a parked receiver).
-    if ((steal && mode == PollMode::Collaborative) || (caller < 0 && mode == PollMode::Thread)) {
+    if (serve_others) {
         for (size_t i = 0; i < locals.size(); ++i) {
             if (static_cast<int>(i) == caller) continue;
             did |= intranode::drain(locals[i], false);
