@@ -258,7 +258,7 @@ int main(int argc, char** argv) {
     c->verbose = getenv("P2P_VERBOSE") != NULL;
 
     static const size_t sizes[] = {0, 1, 7, 64, 1000, 4096, 16383, 16384, 16385, 65536,
-                                   262144, 1 << 20, 4 << 20, 16 << 20};
+                                   262144, 300007, 1 << 20, 4 << 20, 16 << 20};
     const int nsizes = (int)(sizeof(sizes) / sizeof(sizes[0]));
     const size_t max = sizes[nsizes - 1];
     c->sendbuf = (unsigned char*)xmalloc(max + GUARD);
