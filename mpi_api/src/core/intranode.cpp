@@ -293,11 +293,12 @@ bool drain_locked(RankState* r, Deliveries& out) {
 bool help_copy(const RankState* me, bool others) {
     bool did = false;
     for (int i = 0; i < kCopySlots; ++i) {
-        CopyJob* j = g_copies.job[i].load(std::memory_order_relaxed);
-        if (!j || (!others && j->sender != me)) continue;
+        // A job may only be looked into once counted in (its deliverer may
+        // be gone, and the job with its stack frame, an instant later).
+        if (!g_copies.job[i].load(std::memory_order_relaxed)) continue;
         g_copies.users[i].fetch_add(1, std::memory_order_seq_cst);
         // Still there (or another job, as good): its deliverer waits for us.
-        j = g_copies.job[i].load(std::memory_order_seq_cst);
+        CopyJob* j = g_copies.job[i].load(std::memory_order_seq_cst);
         if (j && (others || j->sender == me)) did |= copy_chunks(*j);
         g_copies.users[i].fetch_sub(1, std::memory_order_release);
     }
