@@ -1,7 +1,8 @@
 /* Overlap benchmarks of the collaborative-polling papers, as a plain MPI
  * program (it builds with any MPI's mpicc).
  *
- *   overlap [-p2p | -nbc] [-nbc-sizes LIST] [-nbc-idle] [-iters N] [-factor F] [sizes...]
+ *   overlap [-p2p | -nbc] [-nbc-sizes LIST] [-nbc-idle | -nbc-waiters] [-iters N]
+ *           [-factor F] [sizes...]
  *
  * Sizes take K and M suffixes; LIST is comma-separated (8,32K,1M). Without
  * -p2p or -nbc both parts run (the point-to-point one only at 4 ranks).
@@ -21,7 +22,9 @@
  * or -nbc-sizes, or the positional sizes with -nbc): the overhead of
  * MPI_Iallreduce (doubles, MPI_SUM) and MPI_Ibcast (bytes, root 0) when every
  * rank computes between the post and the wait (with -nbc-idle: the even
- * ranks run them and compute, the odd ones wait in MPI), by the two methods of the
+ * ranks run them and compute, the odd ones wait in MPI; with -nbc-waiters:
+ * every rank runs them, the odd ones wait for them at once instead of
+ * computing, and the figures are the computing ranks'), by the two methods of the
  * NBC benchmarks:
  * - time-based: post, compute for a fixed time T, wait: overhead = total - T;
  * - work-based: post, compute a fixed number of work units calibrated to T
@@ -279,7 +282,7 @@ static void slowest_medians(double (*per_iter)[3], int iters, double out[3]) {
 }
 
 static void nbc_part(int rank, int size, const size_t* sizes, int nsizes, int iters,
-                     double factor) {
+                     double factor, int waiter) {
     size_t max = sizeof(double);
     for (int i = 0; i < nsizes; ++i) max = sizes[i] > max ? sizes[i] : max;
     struct NbcBuffers b;
@@ -331,7 +334,9 @@ static void nbc_part(int rank, int size, const size_t* sizes, int nsizes, int it
                     double t0 = MPI_Wtime();
                     nbc_post((enum NbcOp)op, n, &b, &req);
                     double w0 = MPI_Wtime();
-                    if (method == 0)
+                    if (waiter)
+                        ; /* idle: straight into MPI_Wait */
+                    else if (method == 0)
                         work(compute);
                     else
                         work_units(units);
@@ -339,11 +344,13 @@ static void nbc_part(int rank, int size, const size_t* sizes, int nsizes, int it
                     MPI_Wait(&req, MPI_STATUS_IGNORE);
                     double total = MPI_Wtime() - t0;
                     /* time-based: the work is the time actually spent (T plus
-                     * the loop's grain); work-based: the units' time alone. */
+                     * the loop's grain); work-based: the units' time alone. A
+                     * waiter reports nothing (the maximum is the others'). */
                     double ref = method == 0 ? w : units_alone;
                     double mine[3] = {total, ref, total - ref};
+                    if (waiter) mine[0] = mine[1] = mine[2] = -1e30;
                     MPI_Allreduce(mine, rows[i], 3, MPI_DOUBLE, MPI_MAX, nbc_comm);
-                    measured_work[0] += w;
+                    if (!waiter) measured_work[0] += w;
                 }
                 double med[3];
                 slowest_medians(rows, iters, med);
@@ -375,7 +382,7 @@ int main(int argc, char** argv) {
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    int want_p2p = 1, want_nbc = 1, iters = 20, nbc_idle = 0;
+    int want_p2p = 1, want_nbc = 1, iters = 20, nbc_idle = 0, nbc_waiters = 0;
     double factor = 2.0;
     size_t sizes[16], nbc_sizes[16];
     int nsizes = 0, n_nbc_sizes = 0;
@@ -390,6 +397,8 @@ int main(int argc, char** argv) {
             factor = atof(argv[++i]);
         else if (strcmp(argv[i], "-nbc-idle") == 0)
             nbc_idle = 1;
+        else if (strcmp(argv[i], "-nbc-waiters") == 0)
+            nbc_waiters = 1;
         else if (strcmp(argv[i], "-nbc-sizes") == 0 && i + 1 < argc)
             n_nbc_sizes = parse_size_list(argv[++i], nbc_sizes, 16);
         else if (nsizes < 16)
@@ -436,12 +445,13 @@ int main(int argc, char** argv) {
             if (rank % 2 == 0) {
                 int n;
                 MPI_Comm_size(nbc_comm, &n);
-                nbc_part(rank / 2, n, nbc_sizes, n_nbc_sizes, iters, factor);
+                nbc_part(rank / 2, n, nbc_sizes, n_nbc_sizes, iters, factor, 0);
             }
             MPI_Barrier(MPI_COMM_WORLD); /* the idle ranks wait here */
             MPI_Comm_free(&nbc_comm);
         } else {
-            nbc_part(rank, size, nbc_sizes, n_nbc_sizes, iters, factor);
+            nbc_part(rank, size, nbc_sizes, n_nbc_sizes, iters, factor,
+                     nbc_waiters && size >= 2 && rank % 2 == 1);
         }
     }
     MPI_Finalize();
