@@ -40,7 +40,12 @@ class HandlePool {
 
 public:
     explicit HandlePool(uint32_t reserved = 1) : next_(reserved < 1 ? 1 : reserved) {}
+    // Pools serving ranks live as long as the process (threads may free into
+    // them at their exit); a shorter-lived one must only be used by the
+    // thread that destroys it.
     ~HandlePool() {
+        ThreadCache& tc = tl_cache_;
+        if (tc.pool == this) tc = ThreadCache();
         for (auto& c : chunks_) delete[] c.load();
     }
 
@@ -52,17 +57,24 @@ public:
 
     // Allocates an object; returns it with its handle in *handle.
     T* allocate(int* handle) {
-        std::lock_guard<std::mutex> g(mutex_);
+        ThreadCache& tc = tl_cache_;
         uint32_t index;
-        if (!free_.empty()) {
-            index = free_.back();
-            free_.pop_back();
+        T* obj;
+        if (tc.pool == this && tc.n > 0) {
+            index = tc.index[--tc.n];  // its chunk exists: it was allocated before
+            obj = &chunks_[index >> kChunkBits].load(std::memory_order_acquire)[index & (kChunk - 1)];
         } else {
-            index = next_++;
-            if (index >= (kMaxChunks << kChunkBits))
-                runtime::fatal("out of MPI handles (more than 16 million objects alive)");
+            std::lock_guard<std::mutex> g(mutex_);
+            if (!free_.empty()) {
+                index = free_.back();
+                free_.pop_back();
+            } else {
+                index = next_++;
+                if (index >= (kMaxChunks << kChunkBits))
+                    runtime::fatal("out of MPI handles (more than 16 million objects alive)");
+            }
+            obj = slot_locked(index);
         }
-        T* obj = slot_locked(index);
         live_[index >> kChunkBits][index & (kChunk - 1)].store(true, std::memory_order_release);
         *handle = make_handle(Kind, index);
         return obj;
@@ -70,9 +82,19 @@ public:
 
     void release(int handle) {
         uint32_t index = handle_index(handle);
-        std::lock_guard<std::mutex> g(mutex_);
         live_[index >> kChunkBits][index & (kChunk - 1)].store(false, std::memory_order_release);
+        ThreadCache& tc = tl_cache_;
+        if (!tc.pool) tc.pool = this;
+        if (tc.pool == this && tc.n < kCacheSize) {
+            tc.index[tc.n++] = index;
+            return;
+        }
+        std::lock_guard<std::mutex> g(mutex_);
         free_.push_back(index);
+        if (tc.pool != this) return;
+        // Full: half of it goes back for the other threads.
+        free_.insert(free_.end(), tc.index + kCacheSize / 2, tc.index + kCacheSize);
+        tc.n = kCacheSize / 2;
     }
 
     // The live object behind handle, or nullptr (wrong kind, null, freed).
@@ -117,6 +139,24 @@ private:
         }
         return &chunk[index & (kChunk - 1)];
     }
+
+    // Free indices a thread keeps for itself (for one pool per type: the
+    // first it frees into). Requests come and go with every nonblocking call,
+    // mostly on one thread; without this every rank of the node process would
+    // take the pool's lock twice per call (it cost 2 us per Iallreduce + Wait
+    // between two ranks, most of it in futex calls).
+    static constexpr uint32_t kCacheSize = 64;
+    struct ThreadCache {
+        HandlePool* pool = nullptr;
+        uint32_t n = 0;
+        uint32_t index[kCacheSize];
+        ~ThreadCache() {
+            if (!pool || n == 0) return;
+            std::lock_guard<std::mutex> g(pool->mutex_);
+            pool->free_.insert(pool->free_.end(), index, index + n);
+        }
+    };
+    static inline thread_local ThreadCache tl_cache_;
 
     mutable std::mutex mutex_;
     uint32_t next_;

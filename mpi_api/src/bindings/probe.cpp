@@ -14,8 +14,8 @@ struct MessageSlot {
 };
 
 HandlePool<MessageSlot, HandleKind::Message>& messages() {
-    static HandlePool<MessageSlot, HandleKind::Message> p(2);
-    return p;
+    static auto* p = new HandlePool<MessageSlot, HandleKind::Message>(2);  // outlives every thread (handles.hpp)
+    return *p;
 }
 
 int check_probe(RankState* me, int source, int tag, MPI_Comm comm, Comm** c) {

@@ -17,8 +17,9 @@ namespace mpc::mpi {
 namespace {
 
 HandlePool<Datatype, HandleKind::Datatype>& pool() {
-    static HandlePool<Datatype, HandleKind::Datatype> p(gen::kNumPredefinedTypes + 1);
-    return p;
+    // Outlives every thread (handles.hpp).
+    static auto* p = new HandlePool<Datatype, HandleKind::Datatype>(gen::kNumPredefinedTypes + 1);
+    return *p;
 }
 
 // Resets a pool slot, freeing what it holds.

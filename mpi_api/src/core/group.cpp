@@ -8,8 +8,8 @@ namespace mpc::mpi {
 namespace {
 
 HandlePool<Group, HandleKind::Group>& pool() {
-    static HandlePool<Group, HandleKind::Group> p(2);
-    return p;
+    static auto* p = new HandlePool<Group, HandleKind::Group>(2);  // outlives every thread (handles.hpp)
+    return *p;
 }
 
 }  // namespace

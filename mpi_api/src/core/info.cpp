@@ -14,8 +14,8 @@ namespace mpc::mpi {
 namespace {
 
 HandlePool<Info, HandleKind::Info>& pool() {
-    static HandlePool<Info, HandleKind::Info> p(2);
-    return p;
+    static auto* p = new HandlePool<Info, HandleKind::Info>(2);  // outlives every thread (handles.hpp)
+    return *p;
 }
 
 // MPI_INFO_ENV, filled on first use (the world exists by then).

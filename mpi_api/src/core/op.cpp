@@ -22,8 +22,8 @@ using Kernel = void (*)(const void* in, void* inout, size_t n);
 Kernel g_kernels[kNumOps][gen::kNumPredefinedTypes + 1];
 
 HandlePool<Op, HandleKind::Op>& pool() {
-    static HandlePool<Op, HandleKind::Op> p(gen::kNumPredefinedOps + 1);
-    return p;
+    static auto* p = new HandlePool<Op, HandleKind::Op>(gen::kNumPredefinedOps + 1);  // outlives every thread (handles.hpp)
+    return *p;
 }
 
 template <class T, class F>

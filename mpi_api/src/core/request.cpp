@@ -20,8 +20,8 @@ int64_t g_wait_spin_ns = 50000;
 namespace {
 
 HandlePool<Request, HandleKind::Request>& pool() {
-    static HandlePool<Request, HandleKind::Request> p(1);
-    return p;
+    static auto* p = new HandlePool<Request, HandleKind::Request>(1);  // outlives every thread (handles.hpp)
+    return *p;
 }
 
 }  // namespace
