@@ -281,8 +281,8 @@ static void slowest_medians(double (*per_iter)[3], int iters, double out[3]) {
     free(col);
 }
 
-static void nbc_part(int rank, int size, const size_t* sizes, int nsizes, int iters,
-                     double factor, int waiter) {
+static void nbc_part(int rank, int size, const size_t* sizes, int nsizes, int iters, double factor,
+                     int waiter) {
     size_t max = sizeof(double);
     for (int i = 0; i < nsizes; ++i) max = sizes[i] > max ? sizes[i] : max;
     struct NbcBuffers b;

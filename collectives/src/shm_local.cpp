@@ -72,8 +72,8 @@ void fold(const mpi::Op* op, const Units& u, ShmGroup& g, int parity, unsigned c
 
 // The fold of the inline payloads into (recvbuf, count, type): straight into
 // the buffer when it is contiguous (the inputs are in the slots already).
-void fold_into(const mpi::Op* op, const Units& u, ShmGroup& g, int parity, void* recvbuf,
-               int count, const mpi::Datatype* type) {
+void fold_into(const mpi::Op* op, const Units& u, ShmGroup& g, int parity, void* recvbuf, int count,
+               const mpi::Datatype* type) {
     if (type->contiguous)
         return fold(op, u, g, parity, static_cast<unsigned char*>(recvbuf) + type->true_lb);
     alignas(64) unsigned char acc[kInlineBytes];

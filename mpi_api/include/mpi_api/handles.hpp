@@ -62,7 +62,8 @@ public:
         T* obj;
         if (tc.pool == this && tc.n > 0) {
             index = tc.index[--tc.n];  // its chunk exists: it was allocated before
-            obj = &chunks_[index >> kChunkBits].load(std::memory_order_acquire)[index & (kChunk - 1)];
+            obj =
+                &chunks_[index >> kChunkBits].load(std::memory_order_acquire)[index & (kChunk - 1)];
         } else {
             std::lock_guard<std::mutex> g(mutex_);
             if (!free_.empty()) {

@@ -14,7 +14,8 @@ struct MessageSlot {
 };
 
 HandlePool<MessageSlot, HandleKind::Message>& messages() {
-    static auto* p = new HandlePool<MessageSlot, HandleKind::Message>(2);  // outlives every thread (handles.hpp)
+    // Outlives every thread (handles.hpp).
+    static auto* p = new HandlePool<MessageSlot, HandleKind::Message>(2);
     return *p;
 }
 

@@ -10,7 +10,8 @@ namespace {
 // Derived communicators of every rank; indices 1 and 2 are the predefined
 // handles, which resolve to the caller's own objects instead.
 HandlePool<Comm, HandleKind::Comm>& pool() {
-    static auto* p = new HandlePool<Comm, HandleKind::Comm>(3);  // outlives every thread (handles.hpp)
+    // Outlives every thread (handles.hpp).
+    static auto* p = new HandlePool<Comm, HandleKind::Comm>(3);
     return *p;
 }
 

@@ -8,7 +8,8 @@ namespace mpc::mpi {
 namespace {
 
 HandlePool<Group, HandleKind::Group>& pool() {
-    static auto* p = new HandlePool<Group, HandleKind::Group>(2);  // outlives every thread (handles.hpp)
+    // Outlives every thread (handles.hpp).
+    static auto* p = new HandlePool<Group, HandleKind::Group>(2);
     return *p;
 }
 

@@ -14,7 +14,8 @@ namespace mpc::mpi {
 namespace {
 
 HandlePool<Info, HandleKind::Info>& pool() {
-    static auto* p = new HandlePool<Info, HandleKind::Info>(2);  // outlives every thread (handles.hpp)
+    // Outlives every thread (handles.hpp).
+    static auto* p = new HandlePool<Info, HandleKind::Info>(2);
     return *p;
 }
 

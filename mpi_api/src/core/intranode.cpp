@@ -62,7 +62,8 @@ struct ThreadCache {
         SharedPool& p = shared_pool();
         std::lock_guard<std::mutex> g(p.mutex);
         for (int c = 0; c < kClasses; ++c) {
-            if (count[c] <= kCacheMax) p.free[c].insert(p.free[c].end(), cells[c], cells[c] + count[c]);
+            if (count[c] <= kCacheMax)
+                p.free[c].insert(p.free[c].end(), cells[c], cells[c] + count[c]);
             count[c] = kCacheMax + 1;
         }
     }
@@ -78,7 +79,8 @@ int class_of(size_t bytes) {
 void* cell_memory(int cls, size_t bytes) {
     if (cls == kBig) return malloc(sizeof(Cell) + bytes);
     ThreadCache& tc = tl_cache;
-    if (tc.count[cls] - 1 < kCacheMax) return tc.cells[cls][--tc.count[cls]];
+    const size_t n = tc.count[cls];  // kCacheMax + 1 once the thread is exiting
+    if (n > 0 && n <= kCacheMax) return tc.cells[cls][--tc.count[cls]];
     SharedPool& p = shared_pool();
     {
         std::lock_guard<std::mutex> g(p.mutex);
@@ -143,7 +145,7 @@ struct CopyJob {
     const unsigned char* src;
     unsigned char* dst;
     size_t bytes;
-    const RankState* sender;  // helps even when it only serves itself
+    const RankState* sender;        // helps even when it only serves itself
     std::atomic<size_t> next{0};    // first byte no one took yet
     std::atomic<size_t> copied{0};  // bytes copied
 };
@@ -173,8 +175,7 @@ void shared_copy(const void* src, void* dst, size_t bytes, const RankState* send
     int slot = -1;
     for (int i = 0; i < kCopySlots && slot < 0; ++i) {
         CopyJob* none = nullptr;
-        if (g_copies.job[i].compare_exchange_strong(none, &j, std::memory_order_seq_cst))
-            slot = i;
+        if (g_copies.job[i].compare_exchange_strong(none, &j, std::memory_order_seq_cst)) slot = i;
     }
     copy_chunks(j);
     if (slot < 0) return;  // every slot busy: copied alone
@@ -182,8 +183,10 @@ void shared_copy(const void* src, void* dst, size_t bytes, const RankState* send
     // their core (more threads than cores): then let them have ours.
     auto wait_for = [](auto&& done) {
         for (int spins = 0; !done(); ++spins) {
-            if (spins < kSpinsBeforeYield) runtime::cpu_relax();
-            else runtime::yield_core();
+            if (spins < kSpinsBeforeYield)
+                runtime::cpu_relax();
+            else
+                runtime::yield_core();
         }
     };
     wait_for([&] { return j.copied.load(std::memory_order_acquire) == bytes; });
@@ -269,8 +272,10 @@ bool drain_locked(RankState* r, Deliveries& out) {
             fifo = stack;
             stack = next;
         }
-        if (tail) tail->next = fifo;
-        else head = fifo;
+        if (tail)
+            tail->next = fifo;
+        else
+            head = fifo;
         tail = last;
     }
     bool unexpected = false;

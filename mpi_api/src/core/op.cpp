@@ -22,7 +22,8 @@ using Kernel = void (*)(const void* in, void* inout, size_t n);
 Kernel g_kernels[kNumOps][gen::kNumPredefinedTypes + 1];
 
 HandlePool<Op, HandleKind::Op>& pool() {
-    static auto* p = new HandlePool<Op, HandleKind::Op>(gen::kNumPredefinedOps + 1);  // outlives every thread (handles.hpp)
+    // Outlives every thread (handles.hpp).
+    static auto* p = new HandlePool<Op, HandleKind::Op>(gen::kNumPredefinedOps + 1);
     return *p;
 }
 

@@ -20,7 +20,8 @@ int64_t g_wait_spin_ns = 50000;
 namespace {
 
 HandlePool<Request, HandleKind::Request>& pool() {
-    static auto* p = new HandlePool<Request, HandleKind::Request>(1);  // outlives every thread (handles.hpp)
+    // Outlives every thread (handles.hpp).
+    static auto* p = new HandlePool<Request, HandleKind::Request>(1);
     return *p;
 }
 
