@@ -44,7 +44,7 @@ public:
     // them at their exit); a shorter-lived one must only be used by the
     // thread that destroys it.
     ~HandlePool() {
-        ThreadCache& tc = tl_cache_;
+        ThreadCache& tc = thread_cache();
         if (tc.pool == this) tc = ThreadCache();
         for (auto& c : chunks_) delete[] c.load();
     }
@@ -57,7 +57,7 @@ public:
 
     // Allocates an object; returns it with its handle in *handle.
     T* allocate(int* handle) {
-        ThreadCache& tc = tl_cache_;
+        ThreadCache& tc = thread_cache();
         uint32_t index;
         T* obj;
         if (tc.pool == this && tc.n > 0) {
@@ -84,7 +84,7 @@ public:
     void release(int handle) {
         uint32_t index = handle_index(handle);
         live_[index >> kChunkBits][index & (kChunk - 1)].store(false, std::memory_order_release);
-        ThreadCache& tc = tl_cache_;
+        ThreadCache& tc = thread_cache();
         if (!tc.pool) tc.pool = this;
         if (tc.pool == this && tc.n < kCacheSize) {
             tc.index[tc.n++] = index;
@@ -157,7 +157,12 @@ private:
             pool->free_.insert(pool->free_.end(), index, index + n);
         }
     };
-    static inline thread_local ThreadCache tl_cache_;
+    // A function-local thread_local: GCC 12 with UBSan saw a null address
+    // for the same cache as an inline static member of this template.
+    static ThreadCache& thread_cache() {
+        static thread_local ThreadCache cache;
+        return cache;
+    }
 
     mutable std::mutex mutex_;
     uint32_t next_;
