@@ -35,7 +35,7 @@ struct ThreadWaiter {
     }
 };
 thread_local ThreadWaiter tl_thread_waiter;
-thread_local void* tl_thread_owner = nullptr;
+constinit thread_local void* tl_thread_owner = nullptr;
 
 Task* current_task_or_null() {
     Vp* vp = tl_vp;

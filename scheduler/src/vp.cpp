@@ -8,7 +8,7 @@
 
 namespace mpc::sched {
 
-thread_local Vp* tl_vp = nullptr;
+constinit thread_local Vp* tl_vp = nullptr;
 
 namespace {
 

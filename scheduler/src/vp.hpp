@@ -111,6 +111,6 @@ private:
 };
 
 // The calling thread's VP and current task (null when not a VP thread).
-extern thread_local Vp* tl_vp;
+extern constinit thread_local Vp* tl_vp;
 
 }  // namespace mpc::sched

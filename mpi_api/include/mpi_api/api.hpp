@@ -37,6 +37,7 @@ public:
 
 private:
     RankState* me_;
+    bool in_task_ = false;  // called from the rank's own task (asked once per call)
     gen::Fn fn_;
     gen::Fn outer_;
     int64_t start_ = 0;

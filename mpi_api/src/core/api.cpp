@@ -26,8 +26,8 @@ namespace {
 thread_local int tl_thread_fn = -1;
 
 // Replaces the function the caller is in; returns the previous one.
-int swap_fn(RankState* me, int fn) {
-    if (!sched::in_task()) return std::exchange(tl_thread_fn, fn);
+int swap_fn(RankState* me, bool in_task, int fn) {
+    if (!in_task) return std::exchange(tl_thread_fn, fn);
     const int outer = me->current_fn.load(std::memory_order_relaxed);
     me->current_fn.store(fn, std::memory_order_relaxed);
     return outer;
@@ -41,13 +41,14 @@ int read_fn(RankState* me) {
 
 ApiScope::ApiScope(RankState* me, gen::Fn fn) : me_(me), fn_(fn) {
     if (!me_) return;
-    outer_ = static_cast<gen::Fn>(swap_fn(me_, static_cast<int>(fn)));
+    in_task_ = sched::in_task();
+    outer_ = static_cast<gen::Fn>(swap_fn(me_, in_task_, static_cast<int>(fn)));
     if (g_stats_enabled) start_ = runtime::now_ns();
 }
 
 ApiScope::~ApiScope() {
     if (!me_) return;
-    swap_fn(me_, static_cast<int>(outer_));
+    swap_fn(me_, in_task_, static_cast<int>(outer_));
     if (g_stats_enabled) {
         // Threads of one rank may count at the same time.
         FnStats& s = rank_fn_stats(me_)[static_cast<size_t>(fn_)];
