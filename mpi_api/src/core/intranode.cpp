@@ -136,8 +136,11 @@ void deliver_cell(Incoming* m, Request* r) {
 // deliverer, once every chunk is copied, empties the slot and waits until
 // its users left before the job (on its stack) goes away.
 
-constexpr size_t kSharedCopyMin = 256 * 1024;  // smaller ones: one core is enough
-constexpr size_t kCopyChunk = 64 * 1024;
+// Copies from 64 KiB on are shared, in at least 4 chunks of 32 to 64 KiB
+// (ping-pong on 2 cores: 64 KiB 8.6 -> 5.5 us, 128 KiB 11.4 -> 7.3 us; smaller
+// chunks cost more in atomic counts above 256 KiB than they gain in balance).
+constexpr size_t kSharedCopyMin = 64 * 1024;
+constexpr size_t kMinChunk = 32 * 1024, kMaxChunk = 64 * 1024;
 constexpr int kCopySlots = 8;
 constexpr int kSpinsBeforeYield = 4096;
 
@@ -145,6 +148,7 @@ struct CopyJob {
     const unsigned char* src;
     unsigned char* dst;
     size_t bytes;
+    size_t chunk;
     const RankState* sender;        // helps even when it only serves itself
     std::atomic<size_t> next{0};    // first byte no one took yet
     std::atomic<size_t> copied{0};  // bytes copied
@@ -160,9 +164,9 @@ CopySlots g_copies;
 bool copy_chunks(CopyJob& j) {
     bool did = false;
     for (;;) {
-        const size_t at = j.next.fetch_add(kCopyChunk, std::memory_order_relaxed);
+        const size_t at = j.next.fetch_add(j.chunk, std::memory_order_relaxed);
         if (at >= j.bytes) return did;
-        const size_t len = std::min(kCopyChunk, j.bytes - at);
+        const size_t len = std::min(j.chunk, j.bytes - at);
         memcpy(j.dst + at, j.src + at, len);
         j.copied.fetch_add(len, std::memory_order_release);
         did = true;
@@ -171,7 +175,7 @@ bool copy_chunks(CopyJob& j) {
 
 void shared_copy(const void* src, void* dst, size_t bytes, const RankState* sender) {
     CopyJob j{static_cast<const unsigned char*>(src), static_cast<unsigned char*>(dst), bytes,
-              sender};
+              std::clamp(bytes / 4, kMinChunk, kMaxChunk), sender};
     int slot = -1;
     for (int i = 0; i < kCopySlots && slot < 0; ++i) {
         CopyJob* none = nullptr;
