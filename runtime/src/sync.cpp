@@ -50,19 +50,19 @@ bool register_membarrier() {
 
 // At load, before any thread of ours runs: from here on every heavy fence is
 // a membarrier, so light fences may stop fencing.
-const bool g_registered = [] {
-    const bool ok = register_membarrier();
-    g_membarrier_ready.store(ok, std::memory_order_relaxed);
-    return ok;
+[[maybe_unused]] const bool g_registered = [] {
+    g_membarrier_ready.store(register_membarrier(), std::memory_order_relaxed);
+    return true;
 }();
 
 }  // namespace
 
 void heavy_fence() {
-    if (g_registered && membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) return;
-    // (A forked child inherits the flag, not the registration: register again.)
-    if (g_registered && register_membarrier() && membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0)
-        return;
+    if (g_membarrier_ready.load(std::memory_order_relaxed)) {
+        if (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) return;
+        // (A forked child inherits the flag, not the registration: register again.)
+        if (register_membarrier() && membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) return;
+    }
     std::atomic_thread_fence(std::memory_order_seq_cst);
 }
 

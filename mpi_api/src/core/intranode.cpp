@@ -142,7 +142,6 @@ void deliver_cell(Incoming* m, Request* r) {
 constexpr size_t kSharedCopyMin = 64 * 1024;
 constexpr size_t kMinChunk = 32 * 1024, kMaxChunk = 64 * 1024;
 constexpr int kCopySlots = 8;
-constexpr int kSpinsBeforeYield = 4096;
 
 struct CopyJob {
     const unsigned char* src;
@@ -183,19 +182,10 @@ void shared_copy(const void* src, void* dst, size_t bytes, const RankState* send
     }
     copy_chunks(j);
     if (slot < 0) return;  // every slot busy: copied alone
-    // Helpers finish their last chunk within microseconds, unless the OS took
-    // their core (more threads than cores): then let them have ours.
-    auto wait_for = [](auto&& done) {
-        for (int spins = 0; !done(); ++spins) {
-            if (spins < kSpinsBeforeYield)
-                runtime::cpu_relax();
-            else
-                runtime::yield_core();
-        }
-    };
-    wait_for([&] { return j.copied.load(std::memory_order_acquire) == bytes; });
+    // Helpers finish their last chunk within microseconds.
+    runtime::spin_until([&] { return j.copied.load(std::memory_order_acquire) == bytes; });
     g_copies.job[slot].store(nullptr, std::memory_order_seq_cst);
-    wait_for([&] { return g_copies.users[slot].load(std::memory_order_seq_cst) == 0; });
+    runtime::spin_until([&] { return g_copies.users[slot].load(std::memory_order_seq_cst) == 0; });
 }
 
 void deliver_rendezvous(Incoming* m, Request* r) {

@@ -25,23 +25,29 @@ inline void cpu_relax() {
 #endif
 }
 
-// Test-and-test-and-set lock. Holders must not block or switch fibers.
-// A waiter that spins long gives its core to the OS: where threads outnumber
-// cores, the holder may be preempted (in a system call waking a thread, say),
+// Spins until done(), for waits of a few microseconds at most: a waiter that
+// spun long gives its core to the OS, since where threads outnumber cores the
+// one it waits for may be preempted (in a system call waking a thread, say),
 // and spinning would only burn the rest of the time slice it needs.
+template <class Done>
+void spin_until(Done&& done) {
+    constexpr int kSpinsBeforeYield = 256;
+    for (int spins = 0; !done(); ++spins) {
+        if (spins < kSpinsBeforeYield) {
+            cpu_relax();
+        } else {
+            yield_core();
+            spins = 0;
+        }
+    }
+}
+
+// Test-and-test-and-set lock. Holders must not block or switch fibers.
 class SpinLock {
 public:
     void lock() {
-        while (flag_.exchange(true, std::memory_order_acquire)) {
-            for (int spins = 0; flag_.load(std::memory_order_relaxed); ++spins) {
-                if (spins < kSpinsBeforeYield) {
-                    cpu_relax();
-                } else {
-                    yield_core();
-                    spins = 0;
-                }
-            }
-        }
+        while (flag_.exchange(true, std::memory_order_acquire))
+            spin_until([this] { return !flag_.load(std::memory_order_relaxed); });
     }
     bool try_lock() {
         return !flag_.load(std::memory_order_relaxed) &&
@@ -50,7 +56,6 @@ public:
     void unlock() { flag_.store(false, std::memory_order_release); }
 
 private:
-    static constexpr int kSpinsBeforeYield = 256;
     std::atomic<bool> flag_{false};
 };
 
