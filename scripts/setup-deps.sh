@@ -31,11 +31,13 @@ SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 echo "setup-deps: installing:$missing" >&2
 export DEBIAN_FRONTEND=noninteractive
+# Wait for another apt-get (unattended upgrades, a second script) instead of failing at once.
+APT_WAIT="-o DPkg::Lock::Timeout=300"
 # Only refresh the package lists when a package is not known at all.
 for p in $missing; do
     if ! apt-cache show "$p" >/dev/null 2>&1; then
-        $SUDO apt-get update -qq >/dev/null
+        $SUDO apt-get $APT_WAIT update -qq >/dev/null
         break
     fi
 done
-$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+$SUDO apt-get $APT_WAIT install -y -qq --no-install-recommends $missing >/dev/null
