@@ -39,6 +39,7 @@ struct View {
     std::vector<int> leader_index;
     std::vector<int> local_index;
     std::unique_ptr<Comm> leaders;  // my node's leader only: the leaders' communicator
+    uint64_t all_at = 0;            // Local::all_at
 };
 
 View& view_of(Comm* c) {
@@ -95,7 +96,7 @@ View& view_of(Comm* c) {
 }
 
 Local local_of(Comm* c, View& v) {
-    return Local{*v.group, v.local_rank, &c->shm_episode};
+    return Local{*v.group, v.local_rank, &c->shm_episode, &v.all_at};
 }
 
 // Runs the leaders' schedule built by `build` (leaders only) under the tag the

@@ -105,20 +105,27 @@ void reduce_my_slice(ShmGroup& g, int p, int me, int n, const Units& u, const mp
         if (k != first) mpi::op_apply(*op, input_of(k), out, hi - lo, *u.basic);
 }
 
+// Waits until every member is at episode >= e.
+void wait_everyone(const Local& l, uint64_t e) {
+    if (*l.all_at >= e) return;
+    l.group.wait_all(e);
+    *l.all_at = e;
+}
+
 }  // namespace
 
 void local_barrier(const Local& l) {
     if (l.size() == 1) return;
     const uint64_t e = ++*l.episode;
     l.group.publish(l.me, e);
-    l.group.wait_all(e);
+    wait_everyone(l, e);
 }
 
 void local_arrive(const Local& l) {
     if (l.size() == 1) return;
     const uint64_t e = ++*l.episode;
     l.group.publish(l.me, e);
-    if (l.me == 0) l.group.wait_all(e);
+    if (l.me == 0) wait_everyone(l, e);
 }
 
 void local_depart(const Local& l) {
@@ -139,7 +146,7 @@ void local_bcast(const Local& l, void* buf, int count, const mpi::Datatype* type
     MemberSlots& from = g.member(root);
     if (bytes <= kInlineBytes) {
         if (me == root) {
-            g.wait_all(e - 1);
+            wait_everyone(l, e - 1);
             mpi::pack(buf, static_cast<size_t>(count), *type, 0, g.slot(me, p, bytes), bytes);
         } else {
             g.wait_one(root, e);
@@ -152,10 +159,10 @@ void local_bcast(const Local& l, void* buf, int count, const mpi::Datatype* type
         // Every member copies straight from the root's buffer; the root waits
         // until they all did.
         Contiguous src(buf, count, type, true);
-        g.wait_all(e - 1);
+        wait_everyone(l, e - 1);
         mine.src[p] = src.data();
         g.publish(me, e);
-        g.wait_all(e);
+        wait_everyone(l, e);
     } else {
         g.wait_one(root, e);
         mpi::unpack(buf, static_cast<size_t>(count), *type, 0, from.src[p], bytes);
@@ -177,11 +184,11 @@ void local_reduce(const Local& l, const void* sendbuf, void* recvbuf, int count,
     MemberSlots& mine = g.member(me);
     if (bytes <= kInlineBytes) {
         *l.episode = e;
-        g.wait_all(e - 1);
+        wait_everyone(l, e - 1);
         mpi::pack(in, static_cast<size_t>(count), *type, 0, g.slot(me, p, bytes), bytes);
         g.publish(me, e);
         if (me != root) return;
-        g.wait_all(e);
+        wait_everyone(l, e);
         fold_into(op, u, g, p, recvbuf, count, type);
         return;
     }
@@ -192,14 +199,14 @@ void local_reduce(const Local& l, const void* sendbuf, void* recvbuf, int count,
     Contiguous input(in, count, type, true);
     std::unique_ptr<Contiguous> output;
     if (me == root) output = std::make_unique<Contiguous>(recvbuf, count, type, false);
-    g.wait_all(e - 1);
+    wait_everyone(l, e - 1);
     mine.src[p] = input.data();
     mine.dst[p] = output ? output->data() : nullptr;
     g.publish(me, e);
-    g.wait_all(e);
+    wait_everyone(l, e);
     reduce_my_slice(g, p, me, n, u, op, root, g.member(root).dst[p]);
     g.publish(me, e + 1);
-    g.wait_all(e + 1);
+    wait_everyone(l, e + 1);
     if (output) output->unload();
 }
 
@@ -218,10 +225,10 @@ void local_allreduce(const Local& l, const void* sendbuf, void* recvbuf, int cou
     if (bytes <= kInlineBytes) {
         // One synchronisation: everyone publishes a copy, everyone folds all.
         *l.episode = e;
-        g.wait_all(e - 1);
+        wait_everyone(l, e - 1);
         mpi::pack(in, static_cast<size_t>(count), *type, 0, g.slot(me, p, bytes), bytes);
         g.publish(me, e);
-        g.wait_all(e);
+        wait_everyone(l, e);
         fold_into(op, u, g, p, recvbuf, count, type);
         return;
     }
@@ -231,14 +238,14 @@ void local_allreduce(const Local& l, const void* sendbuf, void* recvbuf, int cou
     *l.episode = e + 2;
     Contiguous input(in, count, type, true);
     Contiguous output(recvbuf, count, type, false);
-    g.wait_all(e - 1);
+    wait_everyone(l, e - 1);
     mine.src[p] = input.data();
     mine.dst[p] = output.data();
     g.publish(me, e);
-    g.wait_all(e);
+    wait_everyone(l, e);
     reduce_my_slice(g, p, me, n, u, op, me, output.data());
     g.publish(me, e + 1);
-    g.wait_all(e + 1);
+    wait_everyone(l, e + 1);
     for (int k = 0; k < n; ++k) {
         if (k == me) continue;
         size_t klo, khi;
@@ -249,7 +256,7 @@ void local_allreduce(const Local& l, const void* sendbuf, void* recvbuf, int cou
                    (khi - klo) * u.unit);
     }
     g.publish(me, e + 2);
-    g.wait_all(e + 2);
+    wait_everyone(l, e + 2);
     output.unload();
 }
 
@@ -265,7 +272,7 @@ void local_handoff(const Local& l, int from, const void* data, int to, void* buf
     const uint64_t e = ++*l.episode;
     const int p = static_cast<int>(e & 1);
     if (l.me == from) {
-        g.wait_all(e - 1);
+        wait_everyone(l, e - 1);
         g.member(from).src[p] = data;
         g.publish(from, e);
         g.wait_one(to, e);  // data stays valid until `to` copied it

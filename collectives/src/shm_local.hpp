@@ -17,6 +17,10 @@ struct Local {
     ShmGroup& group;
     int me;             // my index in the group
     uint64_t* episode;  // my episode count for this group (Comm::shm_episode)
+    // The highest episode every member is known to have reached: a wait it
+    // covers needs no look at the shared line (a read before this member's
+    // own write costs a second transfer of the line).
+    uint64_t* all_at;
     int size() const { return group.size(); }
 };
 
