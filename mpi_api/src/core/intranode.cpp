@@ -23,6 +23,9 @@ struct Cell : Incoming {
     uint8_t size_class;
     unsigned char* data() { return reinterpret_cast<unsigned char*>(this + 1); }
 };
+// Cells start on a cache line, and a header with up to 8 bytes of payload
+// fills exactly one: the receiver of a small message fetches one line.
+static_assert(sizeof(Cell) <= 56, "header and 8 bytes in one line");
 
 struct Rendezvous : Incoming {
     Request* send;
@@ -39,7 +42,7 @@ struct Rendezvous : Incoming {
 
 constexpr size_t kClassPayload[] = {64, 1024, 4096, 16384, 65536};
 constexpr int kClasses = sizeof(kClassPayload) / sizeof(kClassPayload[0]);
-constexpr int kBig = kClasses;  // malloc'ed, not cached
+constexpr int kBig = kClasses;  // allocated for the message, not cached
 constexpr size_t kCacheMax = 64;
 
 struct SharedPool {
@@ -76,8 +79,15 @@ int class_of(size_t bytes) {
     return kBig;
 }
 
+void* new_cell_memory(size_t payload) {
+    const size_t bytes = (sizeof(Cell) + payload + 63) / 64 * 64;
+    void* m = aligned_alloc(64, bytes);
+    if (!m) runtime::fatal("out of memory for an intra-node message of %zu bytes", payload);
+    return m;
+}
+
 void* cell_memory(int cls, size_t bytes) {
-    if (cls == kBig) return malloc(sizeof(Cell) + bytes);
+    if (cls == kBig) return new_cell_memory(bytes);
     ThreadCache& tc = tl_cache;
     const size_t n = tc.count[cls];  // kCacheMax + 1 once the thread is exiting
     if (n > 0 && n <= kCacheMax) return tc.cells[cls][--tc.count[cls]];
@@ -90,7 +100,7 @@ void* cell_memory(int cls, size_t bytes) {
             return m;
         }
     }
-    return malloc(sizeof(Cell) + kClassPayload[cls]);
+    return new_cell_memory(kClassPayload[cls]);
 }
 
 void release_cell_memory(void* m, int cls) {
@@ -209,7 +219,10 @@ const IncomingOps kCellOps{deliver_cell, "intra-node cell"};
 const IncomingOps kRendezvousOps{deliver_rendezvous, "intra-node rendezvous"};
 
 void push(RankState* dest, Incoming* m) {
-    Incoming* head = dest->inbox.load(std::memory_order_relaxed);
+    // Guess an empty inbox (the usual case) rather than read it first: a load
+    // before the exchange would fetch the line, shared with the polling
+    // receiver, and the exchange then take it over in a second transfer.
+    Incoming* head = nullptr;
     do {
         m->next = head;
     } while (!dest->inbox.compare_exchange_weak(head, m, std::memory_order_seq_cst,
@@ -257,7 +270,13 @@ bool drain_locked(RankState* r, Deliveries& out) {
     Incoming* tail = r->backlog_tail;
     // Take everything pushed so far: a stack, newest first; append it to the
     // backlog in arrival order.
-    if (Incoming* stack = r->inbox.exchange(nullptr, std::memory_order_acquire)) {
+    // (An exchange only when there is something: a new receive drains an
+    // empty inbox most of the time, and a locked instruction costs even on a
+    // line the rank owns.)
+    Incoming* stack = r->inbox.load(std::memory_order_relaxed)
+                          ? r->inbox.exchange(nullptr, std::memory_order_acquire)
+                          : nullptr;
+    if (stack) {
         Incoming* fifo = nullptr;
         Incoming* last = stack;
         while (stack) {
