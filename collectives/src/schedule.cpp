@@ -24,7 +24,7 @@ Schedule::~Schedule() {
 Schedule::Node& Schedule::add(Kind kind, Deps deps, Step* id) {
     MPC_CHECK(!started_);
     *id = static_cast<Step>(steps_.size());
-    Node& n = steps_.emplace_back();
+    Node& n = steps_.emplace_back(&arena_);
     n.kind = kind;
     for (Step d : deps) depend(*id, d);
     return n;
@@ -114,7 +114,7 @@ void Schedule::link_message_order() {
         int kind, peer, tag;
         Step step;
     };
-    std::vector<Key> keys;
+    std::pmr::vector<Key> keys{&arena_};
     for (size_t i = 0; i < steps_.size(); ++i) {
         const Node& n = steps_[i];
         if (n.kind == Kind::Send || n.kind == Kind::Recv)
@@ -225,9 +225,9 @@ bool Schedule::progress() {
             finish_step(s);
         }
         if (ready_.empty()) break;
-        std::vector<Step> now;
-        now.swap(ready_);
-        for (Step s : now) issue(s);
+        // By index: issuing a step may make others ready (appended here).
+        for (size_t i = 0; i < ready_.size(); ++i) issue(ready_[i]);
+        ready_.clear();
     }
     if (done_count_ < steps_.size()) {
         // Steps left for the owner: make sure it comes (and is woken).
