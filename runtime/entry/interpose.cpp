@@ -32,6 +32,7 @@
 #include "host.hpp"
 #include "ib/network.hpp"
 #include "runtime/log.hpp"
+#include "runtime/sanitizers.hpp"
 #include "runtime/topology.hpp"
 #include "scheduler/scheduler.hpp"
 
@@ -90,17 +91,7 @@ __attribute__((no_sanitize("thread"))) void* thread_trampoline(void* p) {
 // that never were (two constructions of one recycled message cell). Under
 // TSan the joining task leaves the polling to the other tasks and the VP's
 // idle loop.
-#if defined(__SANITIZE_THREAD__)
-constexpr bool kPollWhileJoining = false;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-constexpr bool kPollWhileJoining = false;
-#else
-constexpr bool kPollWhileJoining = true;
-#endif
-#else
-constexpr bool kPollWhileJoining = true;
-#endif
+constexpr bool kPollWhileJoining = !mpc::runtime::kUnderTsan;
 
 }  // namespace
 
