@@ -73,6 +73,8 @@ void NetworkImpl::dispatch_recv(const Completion& c) {
         return_credit(src_node);
         return;
     }
+    // Read before a repost below hands the buffer back to the driver.
+    const int dest_local = layout_.local_of[static_cast<size_t>(h->dst_world)];
     auto* wr = new WorkRequest();
     wr->length = c.length;
     wr->dispatched_ns = config_.stats ? runtime::now_ns() : 0;
@@ -89,7 +91,7 @@ void NetworkImpl::dispatch_recv(const Completion& c) {
         wr->header = h;
         pool_out_.fetch_add(1, std::memory_order_relaxed);
     }
-    push_work(layout_.local_of[static_cast<size_t>(h->dst_world)], wr);
+    push_work(dest_local, wr);
 }
 
 void NetworkImpl::dispatch_write_imm(const Completion& c) {
@@ -138,10 +140,14 @@ void NetworkImpl::push_work(int local, WorkRequest* wr) {
 
 void NetworkImpl::release_work(WorkRequest* wr) {
     if (wr->pool_index != UINT32_MAX) {
+        // The header lives in the buffer: read it before the buffer goes back
+        // to the driver, which may fill it with the next message at once (a
+        // poller on another thread; TSan saw the credit go to a stale node).
+        const int src_node = static_cast<int>(wr->header->src_node);
         if (driver_->repost_recv(wr->pool_index) != Status::Ok)
             runtime::fatal("network: cannot repost a receive buffer");
         pool_out_.fetch_sub(1, std::memory_order_relaxed);
-        return_credit(static_cast<int>(wr->header->src_node));
+        return_credit(src_node);
     }
     delete wr;
 }
