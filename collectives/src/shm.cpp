@@ -12,11 +12,15 @@
 #include "collectives/shm.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <vector>
 
 #include "collectives/collectives.hpp"
+#include "mpi_api/progress.hpp"
+#include "mpi_api/progress_engine.hpp"
 #include "mpi_api/rank.hpp"
+#include "mpi_api/request.hpp"
 #include "runtime/env.hpp"
 #include "shm_local.hpp"
 
@@ -39,7 +43,14 @@ struct View {
     std::vector<int> leader_index;
     std::vector<int> local_index;
     std::unique_ptr<Comm> leaders;  // my node's leader only: the leaders' communicator
+    uint64_t episode = 0;           // Local::episode
     uint64_t all_at = 0;            // Local::all_at
+    // My nonblocking collectives on the communicator, counted when started and
+    // when finished: they finish in that order, and blocking ones wait for
+    // them all (episodes are taken in call order).
+    uint64_t nbc_started = 0;
+    std::atomic<uint64_t> nbc_finished{0};
+    bool nbc_watching = false;  // ShmGroup::watch_nonblocking done
 };
 
 View& view_of(Comm* c) {
@@ -95,8 +106,81 @@ View& view_of(Comm* c) {
     return *v;
 }
 
-Local local_of(Comm* c, View& v) {
-    return Local{*v.group, v.local_rank, &c->shm_episode, &v.all_at};
+// A nonblocking collective's steps, advanced by whoever polls its owner's
+// operations once the owner's earlier ones on the communicator are finished.
+class Nonblocking final : public mpi::Progressable {
+  public:
+    Nonblocking(std::shared_ptr<View> v, std::unique_ptr<Steps> steps, mpi::RankState* owner)
+        : v_(std::move(v)), steps_(std::move(steps)), owner_(owner), seq_(v_->nbc_started) {}
+
+    // The owner starting it: publishes what the others need from it, if it
+    // can already, and leaves the rest (the reduction work) to whoever polls
+    // next: itself at its wait, or an idle rank in the meantime.
+    void post() { advance(1); }
+    bool progress() override { return done_ || advance(1 << 30); }
+
+  private:
+    bool advance(int until) {
+        // An earlier one notifies the owner when it finishes; a member that
+        // moves notifies it too (shm_group.hpp).
+        if (v_->nbc_finished.load(std::memory_order_acquire) + 1 != seq_) return false;
+        ShmGroup& g = *v_->group;
+        uint64_t need;
+        while (!steps_->advance(&need, until)) {
+            if (need == 0) return false;  // stopped at `until`
+            if (!g.need_nonblocking(v_->local_rank, need)) return false;
+        }
+        g.need_nonblocking(v_->local_rank, 0);
+        v_->nbc_finished.store(seq_, std::memory_order_release);
+        // The next one may go on now, and the owner may be waiting for this
+        // one before a blocking collective.
+        mpi::progress_notify(owner_);
+        done_ = true;
+        return true;
+    }
+
+    std::shared_ptr<View> v_;  // keeps the group (and the episode counts) alive
+    std::unique_ptr<Steps> steps_;
+    mpi::RankState* owner_;
+    uint64_t seq_;
+    bool done_ = false;
+};
+
+// Before a blocking collective takes its episodes: my nonblocking ones on c,
+// which took theirs first, must be finished. Their owner (me) is notified when
+// each one finishes or a member moves.
+void finish_nonblocking(View& v) {
+    auto done = [&v] { return v.nbc_finished.load(std::memory_order_acquire) == v.nbc_started; };
+    if (done()) return;
+    mpi::block_until(done, [](sched::Waiter*) {}, [](sched::Waiter*) {});
+}
+
+Local local_of(Comm*, View& v) {
+    finish_nonblocking(v);
+    return Local{*v.group, v.local_rank, &v.episode, &v.all_at};
+}
+
+// Starts the steps make(local) makes (taking their episodes now, in call
+// order) behind a new request.
+template <class Make>
+MPI_Request start_nonblocking(Comm* c, Datatype* type, Make&& make) {
+    View& v = view_of(c);
+    if (!v.nbc_watching) {
+        v.group->watch_nonblocking(v.local_rank, c->owner);
+        v.nbc_watching = true;
+    }
+    ++v.nbc_started;
+    auto* op = new Nonblocking(std::static_pointer_cast<View>(c->shm),
+                               make(Local{*v.group, v.local_rank, &v.episode, &v.all_at}),
+                               c->owner);
+    mpi::Request* r = mpi::request_allocate(mpi::Request::Kind::Collective, c->owner, c);
+    r->active = true;
+    r->operation = op;  // freed with the request
+    if (type) r->held_type = mpi::datatype_retain(type);
+    op->request = r;
+    op->post();
+    mpi::progress_add(c->owner, op, false);
+    return r->handle;
 }
 
 // Runs the leaders' schedule built by `build` (leaders only) under the tag the
@@ -135,6 +219,26 @@ bool eligible(Comm* c) {
 
 bool eligible(Comm* c, const Op* op) {
     return op->predefined && eligible(c);
+}
+
+bool eligible_nonblocking(Comm* c) {
+    if (c->is_inter() || !enabled()) return false;
+    return c->size == 1 || view_of(c).flat;
+}
+
+bool eligible_nonblocking(Comm* c, const Op* op) {
+    return op->predefined && eligible_nonblocking(c);
+}
+
+MPI_Request ibarrier(Comm* c) {
+    return start_nonblocking(c, nullptr, [](const Local& l) { return barrier_steps(l); });
+}
+
+MPI_Request iallreduce(const void* sendbuf, void* recvbuf, int count, Datatype* type, const Op* op,
+                       Comm* c) {
+    return start_nonblocking(c, type, [&](const Local& l) {
+        return allreduce_steps(l, sendbuf, recvbuf, count, type, op);
+    });
 }
 
 int barrier(Comm* c) {

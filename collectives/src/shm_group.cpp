@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "mpi_api/progress.hpp"
+#include "mpi_api/progress_engine.hpp"
 
 namespace mpc::coll::shm {
 namespace {
@@ -24,10 +25,50 @@ void ShmGroup::publish(int me, uint64_t e) {
     // episode or we see it parked. A full fence here would double the cost
     // of a pair's synchronisation (the store would wait for the line).
     runtime::light_fence();
+    if (nbc_members_.load(std::memory_order_relaxed) != 0) notify_nonblocking(me, e);
     if (parked_.load(std::memory_order_relaxed) == 0) return;
     parked_lock_.lock();
     for (sched::Waiter* w : parked_list_) w->unpark();
     parked_lock_.unlock();
+}
+
+void ShmGroup::notify_nonblocking(int me, uint64_t e) {
+    // Pairs with the full fence in need_nonblocking: either its look finds our
+    // episode, or we find its need.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    for (int k = 0; k < size(); ++k) {
+        if (k == me) continue;
+        const uint64_t need = member(k).nbc_need.load(std::memory_order_acquire);
+        // Only a publisher at or past the episode needed can be the last one.
+        if (need == 0 || need > e) continue;
+        if (mpi::RankState* owner = member(k).nbc_owner.load(std::memory_order_acquire))
+            mpi::progress_notify(owner);
+    }
+}
+
+void ShmGroup::watch_nonblocking(int me, mpi::RankState* owner) {
+    member(me).nbc_owner.store(owner, std::memory_order_release);
+    nbc_members_.fetch_add(1, std::memory_order_relaxed);
+    // Publishers test nbc_members_ after a light fence only.
+    runtime::heavy_fence();
+}
+
+bool ShmGroup::need_nonblocking(int me, uint64_t e) {
+    std::atomic<uint64_t>& need = member(me).nbc_need;
+    if (e == 0) {
+        if (need.load(std::memory_order_relaxed) != 0) need.store(0, std::memory_order_relaxed);
+        return true;
+    }
+    need.store(e, std::memory_order_seq_cst);  // a full fence before the look
+    if (!all_at_least(e)) return false;
+    need.store(0, std::memory_order_relaxed);
+    return true;
+}
+
+bool ShmGroup::all_at_least(uint64_t e) {
+    for (int k = 0; k < size(); ++k)
+        if (!at_least(k, e)) return false;
+    return true;
 }
 
 template <class Done>

@@ -3,7 +3,7 @@
 // other.
 //
 // Episodes. Every member counts the synchronisations of the communicator's
-// shared-memory collectives (Comm::shm_episode); all members count the same
+// shared-memory collectives (shm.cpp's View); all members count the same
 // way because they call the same collectives in the same order. A member
 // stores episode e in its progress line once it has published what episode e
 // needs from it (or, for a member that only reads, once it has read it).
@@ -21,6 +21,12 @@
 // up to 8 bytes in one line. Not larger groups: with 4 members on 2 cores,
 // the members of one core then take the line from the other core in turn,
 // and an 8-byte Allreduce went from 0.75 to 1.2 us.
+//
+// Nonblocking collectives (shm.cpp) wait for no one: their steps advance
+// whenever someone polls their owner's operations. One that cannot go on
+// stores the episode it needs in its member's nbc_need, and the publisher
+// that may complete it flags its owner rank for progress
+// (mpi::progress_notify): the steps are looked at again only then.
 #pragma once
 
 #include <atomic>
@@ -31,6 +37,10 @@
 
 #include "runtime/sync.hpp"
 #include "scheduler/scheduler.hpp"
+
+namespace mpc::mpi {
+struct RankState;
+}
 
 namespace mpc::coll::shm {
 
@@ -50,6 +60,10 @@ struct alignas(64) MemberSlots {
     alignas(64) const void* src[2] = {nullptr, nullptr};  // published input, by parity
     void* dst[2] = {nullptr, nullptr};                    // published output, by parity
     alignas(64) unsigned char data[2][kInlineBytes];      // inline payloads, by parity
+    // The episode the member's nonblocking collective waits for (0: none),
+    // and its rank.
+    alignas(64) std::atomic<uint64_t> nbc_need{0};
+    std::atomic<mpi::RankState*> nbc_owner{nullptr};
 };
 
 struct alignas(64) PairLine {
@@ -76,6 +90,15 @@ class ShmGroup {
     // Waits until member k (every member) is at episode >= e.
     void wait_one(int k, uint64_t e);
     void wait_all(uint64_t e);
+    // Whether every member is at episode >= e (no waiting).
+    bool all_at_least(uint64_t e);
+    // Member me (rank owner) may have nonblocking collectives pending from now
+    // on: publishers look at its nbc_need. Once per member.
+    void watch_nonblocking(int me, mpi::RankState* owner);
+    // Member me's nonblocking collective needs every member at episode e
+    // (0: needs nothing now). Returns whether they are there already (then
+    // the need is withdrawn); otherwise a publisher will notify the owner.
+    bool need_nonblocking(int me, uint64_t e);
 
   private:
     std::atomic<uint64_t>& episode(int k) {
@@ -84,6 +107,7 @@ class ShmGroup {
     bool at_least(int k, uint64_t e) { return episode(k).load(std::memory_order_acquire) >= e; }
     template <class Done>
     void wait(Done&& done);
+    void notify_nonblocking(int me, uint64_t e);
 
     std::vector<int> world_ranks_;
     std::unique_ptr<MemberSlots[]> members_;
@@ -91,6 +115,7 @@ class ShmGroup {
     PairLine pair_line_;
     // Members parked waiting (after their spin): a publisher wakes them all.
     alignas(64) std::atomic<int> parked_{0};
+    std::atomic<int> nbc_members_{0};  // members that called watch_nonblocking
     runtime::SpinLock parked_lock_;
     std::vector<sched::Waiter*> parked_list_;
 };

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <optional>
 
 namespace mpc::coll::shm {
 namespace {
@@ -210,54 +211,132 @@ void local_reduce(const Local& l, const void* sendbuf, void* recvbuf, int count,
     if (output) output->unload();
 }
 
+namespace {
+
+// Every member publishes its input and folds everyone's (small), or reduces
+// its slice of everyone's input into its own output and then copies the
+// others' slices from their outputs (large; only member k reads slice k of
+// anyone's input, so in place is safe).
+class AllreduceSteps final : public Steps {
+  public:
+    AllreduceSteps(const Local& l, const void* sendbuf, void* recvbuf, int count,
+                   const mpi::Datatype* type, const mpi::Op* op)
+        : Steps(l, episodes_for(l, count, type)),
+          in_(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf),
+          sendbuf_(sendbuf),
+          recvbuf_(recvbuf),
+          count_(count),
+          type_(type),
+          op_(op),
+          u_(units_of(count, type)) {
+        if (stages_ == 4) {
+            input_.emplace(in_, count, type, true);
+            output_.emplace(recvbuf, count, type, false);
+        }
+    }
+
+  private:
+    static int episodes_for(const Local& l, int count, const mpi::Datatype* type) {
+        const size_t bytes = static_cast<size_t>(count) * type->size;
+        if (bytes == 0 || l.size() == 1) return 0;
+        return bytes <= kInlineBytes ? 1 : 3;
+    }
+    uint64_t needs(int k) const override { return stages_ == 1 ? 0 : Steps::needs(k); }
+    void run(int k) override {
+        ShmGroup& g = l_.group;
+        const int me = l_.me, n = l_.size(), p = static_cast<int>(e_ & 1);
+        const size_t bytes = u_.count * u_.unit;
+        if (stages_ == 1) {
+            if (bytes) copy_alone(sendbuf_, recvbuf_, count_, type_);
+        } else if (stages_ == 2) {
+            if (k == 0) {
+                mpi::pack(in_, static_cast<size_t>(count_), *type_, 0, g.slot(me, p, bytes), bytes);
+                g.publish(me, e_);
+            } else {
+                fold_into(op_, u_, g, p, recvbuf_, count_, type_);
+            }
+        } else if (k == 0) {
+            g.member(me).src[p] = input_->data();
+            g.member(me).dst[p] = output_->data();
+            g.publish(me, e_);
+        } else if (k == 1) {
+            reduce_my_slice(g, p, me, n, u_, op_, me, output_->data());
+            g.publish(me, e_ + 1);
+        } else if (k == 2) {
+            for (int m = 0; m < n; ++m) {
+                if (m == me) continue;
+                size_t lo, hi;
+                slice_of(m, n, u_, &lo, &hi);
+                if (hi > lo)
+                    memcpy(output_->data() + lo * u_.unit,
+                           static_cast<const unsigned char*>(g.member(m).dst[p]) + lo * u_.unit,
+                           (hi - lo) * u_.unit);
+            }
+            g.publish(me, e_ + 2);
+        } else {
+            output_->unload();
+        }
+    }
+
+    const void* in_;
+    const void* sendbuf_;
+    void* recvbuf_;
+    int count_;
+    const mpi::Datatype* type_;
+    const mpi::Op* op_;
+    Units u_;
+    std::optional<Contiguous> input_, output_;  // large only
+};
+
+class BarrierSteps final : public Steps {
+  public:
+    explicit BarrierSteps(const Local& l) : Steps(l, l.size() == 1 ? 0 : 1) {}
+
+  private:
+    // Publishing overwrites no slot: no need to wait for the previous episode.
+    uint64_t needs(int k) const override { return k == 0 ? 0 : e_; }
+    void run(int k) override {
+        if (k == 0 && stages_ == 2) l_.group.publish(l_.me, e_);
+    }
+};
+
+}  // namespace
+
+Steps::Steps(const Local& l, int episodes)
+    : l_(l), e_(*l.episode + 1), stages_(episodes + 1) {
+    *l.episode += static_cast<uint64_t>(episodes);
+}
+
+bool Steps::advance(uint64_t* need, int until) {
+    *need = 0;
+    while (stage_ < std::min(stages_, until)) {
+        const uint64_t want = needs(stage_);
+        if (*l_.all_at < want) {
+            if (!l_.group.all_at_least(want)) {
+                *need = want;
+                return false;
+            }
+            *l_.all_at = want;
+        }
+        run(stage_++);
+    }
+    return stage_ == stages_;
+}
+
+std::unique_ptr<Steps> barrier_steps(const Local& l) {
+    return std::make_unique<BarrierSteps>(l);
+}
+
+std::unique_ptr<Steps> allreduce_steps(const Local& l, const void* sendbuf, void* recvbuf,
+                                       int count, const mpi::Datatype* type, const mpi::Op* op) {
+    return std::make_unique<AllreduceSteps>(l, sendbuf, recvbuf, count, type, op);
+}
+
 void local_allreduce(const Local& l, const void* sendbuf, void* recvbuf, int count,
                      const mpi::Datatype* type, const mpi::Op* op) {
-    const size_t bytes = static_cast<size_t>(count) * type->size;
-    if (bytes == 0) return;
-    if (l.size() == 1) return copy_alone(sendbuf, recvbuf, count, type);
-    ShmGroup& g = l.group;
-    const int me = l.me, n = l.size();
-    const void* in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-    const Units u = units_of(count, type);
-    const uint64_t e = *l.episode + 1;
-    const int p = static_cast<int>(e & 1);
-    MemberSlots& mine = g.member(me);
-    if (bytes <= kInlineBytes) {
-        // One synchronisation: everyone publishes a copy, everyone folds all.
-        *l.episode = e;
-        wait_everyone(l, e - 1);
-        mpi::pack(in, static_cast<size_t>(count), *type, 0, g.slot(me, p, bytes), bytes);
-        g.publish(me, e);
-        wait_everyone(l, e);
-        fold_into(op, u, g, p, recvbuf, count, type);
-        return;
-    }
-    // Slices: each member reduces its slice into its own output (only it reads
-    // that slice of anyone's input, so in place is safe), then copies the
-    // others' slices from their outputs.
-    *l.episode = e + 2;
-    Contiguous input(in, count, type, true);
-    Contiguous output(recvbuf, count, type, false);
-    wait_everyone(l, e - 1);
-    mine.src[p] = input.data();
-    mine.dst[p] = output.data();
-    g.publish(me, e);
-    wait_everyone(l, e);
-    reduce_my_slice(g, p, me, n, u, op, me, output.data());
-    g.publish(me, e + 1);
-    wait_everyone(l, e + 1);
-    for (int k = 0; k < n; ++k) {
-        if (k == me) continue;
-        size_t klo, khi;
-        slice_of(k, n, u, &klo, &khi);
-        if (khi > klo)
-            memcpy(output.data() + klo * u.unit,
-                   static_cast<const unsigned char*>(g.member(k).dst[p]) + klo * u.unit,
-                   (khi - klo) * u.unit);
-    }
-    g.publish(me, e + 2);
-    wait_everyone(l, e + 2);
-    output.unload();
+    AllreduceSteps steps(l, sendbuf, recvbuf, count, type, op);
+    uint64_t need;
+    while (!steps.advance(&need)) wait_everyone(l, need);
 }
 
 void local_handoff(const Local& l, int from, const void* data, int to, void* buf, int count,

@@ -4,6 +4,10 @@
  * non-contiguous types, a root running ahead through many broadcasts and
  * reductions in a row, sub-communicators created and freed over and over
  * (context ids reused), and nonblocking collectives in flight meanwhile.
+ * Nonblocking Iallreduce and Ibarrier take the same path on node-local
+ * communicators: many in flight at once (sizes on both sides of the inline
+ * limit, in place, strided), completed in reverse order, while one rank runs
+ * late, with blocking collectives started before they are waited for.
  * Every result is checked against a value computed locally. Runs on one node
  * process (every communicator node-local) and on several (the schedule path
  * for world, node-local splits through MPI_COMM_TYPE_SHARED).
@@ -120,6 +124,63 @@ static void exercise(MPI_Comm comm, int rounds) {
     }
 }
 
+/* NB Iallreduces of count elements (round k + j) and Ibarriers in flight on
+ * comm; the last rank starts late; blocking collectives follow before the
+ * requests are completed, newest first. */
+static void nonblocking(MPI_Comm comm, int count, int k) {
+    enum { NB = 6 };
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    MPI_Datatype every_other;
+    MPI_OK(MPI_Type_vector(count, 1, 2, MPI_DOUBLE, &every_other));
+    MPI_OK(MPI_Type_commit(&every_other));
+    if (rank == size - 1) {
+        double t0 = MPI_Wtime();
+        while (MPI_Wtime() - t0 < 0.0002) {
+        }
+    }
+    double* in[NB];
+    double* out[NB];
+    MPI_Request req[2 * NB];
+    for (int j = 0; j < NB; ++j) {
+        /* j % 3: 0 plain, 1 in place, 2 strided (twice as long, odd slots -1). */
+        const long len = j % 3 == 2 ? 2L * count : count;
+        in[j] = xmalloc(sizeof(double) * (size_t)len);
+        out[j] = xmalloc(sizeof(double) * (size_t)len);
+        for (long i = 0; i < len; ++i) {
+            const long e = j % 3 == 2 ? i / 2 : i;
+            in[j][i] = contribution(rank, e, k + j);
+            out[j][i] = j % 3 == 1 ? in[j][i] : -1;
+        }
+        if (j % 3 == 0)
+            MPI_OK(MPI_Iallreduce(in[j], out[j], count, MPI_DOUBLE, MPI_SUM, comm, &req[2 * j]));
+        else if (j % 3 == 1)
+            MPI_OK(MPI_Iallreduce(MPI_IN_PLACE, out[j], count, MPI_DOUBLE, MPI_SUM, comm,
+                                  &req[2 * j]));
+        else
+            MPI_OK(MPI_Iallreduce(in[j], out[j], 1, every_other, MPI_SUM, comm, &req[2 * j]));
+        MPI_OK(MPI_Ibarrier(comm, &req[2 * j + 1]));
+    }
+    /* Freed while pending: the requests hold a reference. */
+    MPI_OK(MPI_Type_free(&every_other));
+    check_allreduce(comm, count, k, 0);
+    MPI_OK(MPI_Barrier(comm));
+    for (int j = 2 * NB - 1; j >= 0; --j) MPI_OK(MPI_Wait(&req[j], MPI_STATUS_IGNORE));
+    for (int j = 0; j < NB; ++j) {
+        for (long i = 0; i < count; ++i) {
+            double want = 0;
+            for (int r = 0; r < size; ++r) want += contribution(r, i, k + j);
+            const double got = j % 3 == 2 ? out[j][2 * i] : out[j][i];
+            CHECK(got == want, "iallreduce %d count %d: element %ld is %g, want %g", j, count, i,
+                  got, want);
+            if (j % 3 == 2) CHECK(out[j][2 * i + 1] == -1, "strided iallreduce wrote a gap");
+        }
+        free(in[j]);
+        free(out[j]);
+    }
+}
+
 int main(int argc, char** argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
@@ -140,6 +201,11 @@ int main(int argc, char** argv) {
     MPI_Comm node;
     MPI_OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
     exercise(node, 8);
+    static const int nb_counts[] = {1, 3, 128, 129, 5000};
+    for (int k = 0; k < 10; ++k) {
+        nonblocking(node, nb_counts[k % 5], k);
+        nonblocking(MPI_COMM_WORLD, nb_counts[(k + 2) % 5], k);
+    }
 
     /* A nonblocking collective in flight while blocking ones run. */
     double x = world_rank + 1, sum = 0;

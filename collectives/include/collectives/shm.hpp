@@ -15,7 +15,12 @@
 // user function belongs to its rank's program image and runs on the schedule
 // path) and the data size. Waiting polls and yields like any MPI wait (an idle
 // member progresses the node's network), then parks until a member moves.
-// Nonblocking collectives keep using schedules (schedule.hpp).
+//
+// Nonblocking Barrier and Allreduce take the same path when the whole
+// communicator lives in this node process: the request's steps advance
+// whenever someone polls the owner's operations (in collaborative mode an idle
+// rank does a computing rank's share of the reduction for it). Other
+// nonblocking collectives use schedules (schedule.hpp).
 #pragma once
 
 #include "mpi_api/comm.hpp"
@@ -41,5 +46,13 @@ int bcast(void* buf, int count, Datatype* type, int root, Comm* c);
 int reduce(const void* sendbuf, void* recvbuf, int count, Datatype* type, const Op* op, int root,
            Comm* c);
 int allreduce(const void* sendbuf, void* recvbuf, int count, Datatype* type, const Op* op, Comm* c);
+
+// Nonblocking forms: c must live in this node process (and the operation be
+// predefined). Return the new request's handle.
+bool eligible_nonblocking(Comm* c);
+bool eligible_nonblocking(Comm* c, const Op* op);
+MPI_Request ibarrier(Comm* c);
+MPI_Request iallreduce(const void* sendbuf, void* recvbuf, int count, Datatype* type, const Op* op,
+                       Comm* c);
 
 }  // namespace mpc::coll::shm

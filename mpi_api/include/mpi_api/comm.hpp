@@ -39,10 +39,8 @@ struct Comm {
     // internal collectives of communicator construction (no handle).
     std::unique_ptr<Comm> local_comm;
     // Shared-address-space collectives (collectives/shm.hpp): this rank's
-    // view of the communicator for them (opaque here, made on first use) and
-    // its count of their episodes.
+    // view of the communicator for them (opaque here, made on first use).
     std::shared_ptr<void> shm;
-    uint64_t shm_episode = 0;
 
     bool is_inter() const { return remote_group != nullptr; }
     int remote_size() const { return remote_group ? remote_group->size : size; }

@@ -26,8 +26,10 @@ public:
     Request* request = nullptr;
 };
 
-// Registers p with its owner and progresses it once.
-void progress_add(RankState* owner, Progressable* p);
+// Registers p with its owner and progresses it once (now), or leaves it to
+// the next poll of the owner's operations (by the owner or, collaboratively,
+// by an idle rank).
+void progress_add(RankState* owner, Progressable* p, bool now = true);
 // Something owner's operations wait for has happened (any thread).
 void progress_notify(RankState* owner);
 // Progresses owner's operations if another thread is not already doing so.

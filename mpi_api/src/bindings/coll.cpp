@@ -55,6 +55,10 @@ int barrier(MPI_Comm comm, Run run) {
     if (int e = open_coll(comm, run, &c)) return raise(c, e);
     if (c->is_inter()) return start(c, coll::make_inter_barrier(c), run);
     if (run.blocking && coll::shm::eligible(c)) return raise(c, coll::shm::barrier(c));
+    if (!run.blocking && coll::shm::eligible_nonblocking(c)) {
+        *run.request = coll::shm::ibarrier(c);
+        return MPI_SUCCESS;
+    }
     return start(c, coll::make_barrier(c), run);
 }
 

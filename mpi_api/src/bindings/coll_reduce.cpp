@@ -90,6 +90,10 @@ int all_ranks_reduction(Builder build, const void* sendbuf, void* recvbuf, int c
     if (inter) return start(c, coll::make_inter_allreduce(sendbuf, recvbuf, count, t, o, c), run);
     if (build == coll::make_allreduce && run.blocking && coll::shm::eligible(c, o))
         return raise(c, coll::shm::allreduce(sendbuf, recvbuf, count, t, o, c));
+    if (build == coll::make_allreduce && !run.blocking && coll::shm::eligible_nonblocking(c, o)) {
+        *run.request = coll::shm::iallreduce(sendbuf, recvbuf, count, t, o, c);
+        return MPI_SUCCESS;
+    }
     return start(c, build(sendbuf, recvbuf, count, t, o, c), run);
 }
 

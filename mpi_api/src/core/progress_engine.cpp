@@ -19,12 +19,12 @@ void set_poll_mode(PollMode mode) {
     g_mode.store(mode);
 }
 
-void progress_add(RankState* owner, Progressable* p) {
+void progress_add(RankState* owner, Progressable* p, bool now) {
     owner->progress_lock.lock();
     owner->in_progress.push_back(p);
     owner->progress_lock.unlock();
     owner->progress_pending.store(true, std::memory_order_release);
-    progress_rank(owner);
+    if (now) progress_rank(owner);
 }
 
 void progress_notify(RankState* owner) {
