@@ -221,7 +221,8 @@ class AllreduceSteps final : public Steps {
   public:
     AllreduceSteps(const Local& l, const void* sendbuf, void* recvbuf, int count,
                    const mpi::Datatype* type, const mpi::Op* op)
-        : Steps(l, episodes_for(l, count, type)),
+        : Steps(l, kEpisodes[path_of(l, count, type)]),
+          path_(path_of(l, count, type)),
           in_(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf),
           sendbuf_(sendbuf),
           recvbuf_(recvbuf),
@@ -229,26 +230,27 @@ class AllreduceSteps final : public Steps {
           type_(type),
           op_(op),
           u_(units_of(count, type)) {
-        if (stages_ == 4) {
+        if (path_ == kSliced) {
             input_.emplace(in_, count, type, true);
             output_.emplace(recvbuf, count, type, false);
         }
     }
 
   private:
-    static int episodes_for(const Local& l, int count, const mpi::Datatype* type) {
+    enum Path { kAlone, kInline, kSliced };  // alone: nothing, or a copy
+    static constexpr int kEpisodes[] = {0, 1, 3};
+    static Path path_of(const Local& l, int count, const mpi::Datatype* type) {
         const size_t bytes = static_cast<size_t>(count) * type->size;
-        if (bytes == 0 || l.size() == 1) return 0;
-        return bytes <= kInlineBytes ? 1 : 3;
+        if (bytes == 0 || l.size() == 1) return kAlone;
+        return bytes <= kInlineBytes ? kInline : kSliced;
     }
-    uint64_t needs(int k) const override { return stages_ == 1 ? 0 : Steps::needs(k); }
     void run(int k) override {
         ShmGroup& g = l_.group;
         const int me = l_.me, n = l_.size(), p = static_cast<int>(e_ & 1);
         const size_t bytes = u_.count * u_.unit;
-        if (stages_ == 1) {
+        if (path_ == kAlone) {
             if (bytes) copy_alone(sendbuf_, recvbuf_, count_, type_);
-        } else if (stages_ == 2) {
+        } else if (path_ == kInline) {
             if (k == 0) {
                 mpi::pack(in_, static_cast<size_t>(count_), *type_, 0, g.slot(me, p, bytes), bytes);
                 g.publish(me, e_);
@@ -278,6 +280,7 @@ class AllreduceSteps final : public Steps {
         }
     }
 
+    const Path path_;
     const void* in_;
     const void* sendbuf_;
     void* recvbuf_;
@@ -285,7 +288,7 @@ class AllreduceSteps final : public Steps {
     const mpi::Datatype* type_;
     const mpi::Op* op_;
     Units u_;
-    std::optional<Contiguous> input_, output_;  // large only
+    std::optional<Contiguous> input_, output_;  // sliced only
 };
 
 class BarrierSteps final : public Steps {

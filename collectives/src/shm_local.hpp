@@ -43,8 +43,11 @@ class Steps {
     const uint64_t e_;  // my first episode
     const int stages_;  // steps: one per episode, and one after the last
     // Stage k may run once every member is at needs(k): by default the episode
-    // before it (its parity's slots are free again).
-    virtual uint64_t needs(int k) const { return e_ - 1 + static_cast<uint64_t>(k); }
+    // before it (its parity's slots are free again); nothing for steps
+    // without episodes (a lone member's copy).
+    virtual uint64_t needs(int k) const {
+        return stages_ == 1 ? 0 : e_ - 1 + static_cast<uint64_t>(k);
+    }
 
   private:
     virtual void run(int k) = 0;
