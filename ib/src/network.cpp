@@ -17,7 +17,6 @@
 namespace mpc::ib {
 namespace {
 
-constexpr int kBatch = 32;                   // completions drained per CQ per poll
 constexpr int kProcessBatch = 64;            // work requests processed per rank per poll
 constexpr unsigned kCheckPeriodIdle = 64;    // drains between connection checks, when idle
 constexpr unsigned kCheckPeriodBusy = 4096;  // and under traffic
@@ -201,9 +200,13 @@ bool NetworkImpl::init(const std::vector<std::string>& addresses, std::string* e
     return true;
 }
 
+// Send completions only free send buffers unless a write is awaited: reap
+// them in batches.
+constexpr int kSendReapAt = 16;
+
 bool NetworkImpl::drain_cqs() {
     if (!cq_lock_.try_lock()) return false;
-    Completion c[kBatch];
+    Completion* c = batch_;
     int n = driver_->poll_recv_cq(c, kBatch);
     for (int i = 0; i < n; ++i) {
         if (c[i].type == Completion::Type::WriteImm)
@@ -218,9 +221,17 @@ bool NetworkImpl::drain_cqs() {
     const unsigned period = n == 0 ? kCheckPeriodIdle : kCheckPeriodBusy;
     if (++drains_ % period == 0) check_connections();
     // Every CQ read may cost a system call (tcp runs its progress engine
-    // there): the send CQ is read less often, and only with sends in flight.
+    // there, and each read of the send CQ re-arms a signal that the next send
+    // then writes: two system calls per message). So the send CQ is read only
+    // with sends in flight: once a few have piled up, every 64th drain, or at
+    // once when the recv CQ is idle and someone waits for a send completion
+    // (a rendezvous send for its RDMA write, a queued message for a buffer).
     int m = 0;
-    if (inflight_.load(std::memory_order_relaxed) > 0 && (++send_cq_turn_ % 8 == 0 || n == 0)) {
+    const int inflight = inflight_.load(std::memory_order_relaxed);
+    const bool awaited = writes_inflight_.load(std::memory_order_relaxed) > 0 ||
+                         queued_.load(std::memory_order_relaxed) > 0;
+    if (inflight > 0 && (inflight >= kSendReapAt || ++send_cq_turn_ % 64 == 0 ||
+                         (n == 0 && awaited))) {
         m = driver_->poll_send_cq(c, kBatch);
         for (int i = 0; i < m; ++i) handle_send_completion(c[i]);
     }

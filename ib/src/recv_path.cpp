@@ -121,6 +121,7 @@ void NetworkImpl::handle_send_completion(const Completion& c) {
         return;
     }
     if (kind == kCtxWrite) {
+        writes_inflight_.fetch_sub(1, std::memory_order_relaxed);
         uint64_t id = send_ops_.expand(static_cast<uint32_t>(c.context));
         SendOp* op = id ? send_ops_.find(id) : nullptr;
         if (op && op->writes_left.fetch_sub(1, std::memory_order_acq_rel) == 1) send_op_done(op);

@@ -104,6 +104,7 @@ bool NetworkImpl::try_post(int node, Peer& peer, OutMsg& m) {
         if (st != Status::Ok) runtime::fatal("network: RDMA write to node process %d failed", node);
         if (m.has_imm) peer.credits--;
         inflight_.fetch_add(1, std::memory_order_relaxed);
+        writes_inflight_.fetch_add(1, std::memory_order_relaxed);
         return true;
     }
     if (peer.credits <= 0 && !(m.control && peer.reserve > 0)) return false;

@@ -112,7 +112,8 @@ public:
                               uint64_t remote_addr, uint64_t remote_key, bool has_imm,
                               uint32_t imm, uint64_t context) = 0;
 
-    // Drain up to max completions; return how many were written to out.
+    // Drain up to max completions; return how many were written to out. Every
+    // field of each one written is set (callers reuse their arrays).
     virtual int poll_send_cq(Completion* out, int max) = 0;
     virtual int poll_recv_cq(Completion* out, int max) = 0;
 

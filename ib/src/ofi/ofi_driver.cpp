@@ -195,6 +195,7 @@ int OfiDriver::poll_recv_cq(Completion* out, int max) {
         for (ssize_t i = 0; i < n; ++i) {
             Completion& c = out[done++];
             c.ok = true;
+            c.error.clear();
             fill_recv(c, entries[i].flags, entries[i].op_context, entries[i].len, entries[i].data);
         }
         if (static_cast<size_t>(n) < want) break;
