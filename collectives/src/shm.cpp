@@ -117,7 +117,9 @@ class Nonblocking final : public mpi::Progressable {
     // can already, and leaves the rest (the reduction work) to whoever polls
     // next: itself at its wait, or an idle rank in the meantime.
     void post() { advance(1); }
-    bool progress() override { return done_ || advance(1 << 30); }
+    bool progress() override {
+        return v_->nbc_finished.load(std::memory_order_acquire) >= seq_ || advance(1 << 30);
+    }
 
   private:
     bool advance(int until) {
@@ -135,7 +137,6 @@ class Nonblocking final : public mpi::Progressable {
         // The next one may go on now, and the owner may be waiting for this
         // one before a blocking collective.
         mpi::progress_notify(owner_);
-        done_ = true;
         return true;
     }
 
@@ -143,7 +144,6 @@ class Nonblocking final : public mpi::Progressable {
     std::unique_ptr<Steps> steps_;
     mpi::RankState* owner_;
     uint64_t seq_;
-    bool done_ = false;
 };
 
 // Before a blocking collective takes its episodes: my nonblocking ones on c,
@@ -155,7 +155,7 @@ void finish_nonblocking(View& v) {
     mpi::block_until(done, [](sched::Waiter*) {}, [](sched::Waiter*) {});
 }
 
-Local local_of(Comm*, View& v) {
+Local local_of(View& v) {
     finish_nonblocking(v);
     return Local{*v.group, v.local_rank, &v.episode, &v.all_at};
 }
@@ -243,7 +243,7 @@ MPI_Request iallreduce(const void* sendbuf, void* recvbuf, int count, Datatype* 
 
 int barrier(Comm* c) {
     View& v = view_of(c);
-    const Local l = local_of(c, v);
+    const Local l = local_of(v);
     if (v.flat) {
         local_barrier(l);
         return MPI_SUCCESS;
@@ -256,7 +256,7 @@ int barrier(Comm* c) {
 
 int bcast(void* buf, int count, Datatype* type, int root, Comm* c) {
     View& v = view_of(c);
-    const Local l = local_of(c, v);
+    const Local l = local_of(v);
     if (v.flat) {
         local_bcast(l, buf, count, type, root);
         return MPI_SUCCESS;
@@ -275,7 +275,7 @@ int bcast(void* buf, int count, Datatype* type, int root, Comm* c) {
 int reduce(const void* sendbuf, void* recvbuf, int count, Datatype* type, const Op* op, int root,
            Comm* c) {
     View& v = view_of(c);
-    const Local l = local_of(c, v);
+    const Local l = local_of(v);
     if (v.flat) {
         local_reduce(l, sendbuf, recvbuf, count, type, op,
                      v.local_index[static_cast<size_t>(root)]);
@@ -315,7 +315,7 @@ int reduce(const void* sendbuf, void* recvbuf, int count, Datatype* type, const 
 int allreduce(const void* sendbuf, void* recvbuf, int count, Datatype* type, const Op* op,
               Comm* c) {
     View& v = view_of(c);
-    const Local l = local_of(c, v);
+    const Local l = local_of(v);
     if (v.flat) {
         local_allreduce(l, sendbuf, recvbuf, count, type, op);
         return MPI_SUCCESS;

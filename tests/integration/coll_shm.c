@@ -75,14 +75,20 @@ static void check_bcast(MPI_Comm comm, int bytes, int root, int k) {
     free(buf);
 }
 
+/* count doubles, every other one of a vector (committed). */
+static MPI_Datatype every_other_double(int count) {
+    MPI_Datatype t;
+    MPI_OK(MPI_Type_vector(count, 1, 2, MPI_DOUBLE, &t));
+    MPI_OK(MPI_Type_commit(&t));
+    return t;
+}
+
 /* Every other double of a vector: non-contiguous on both sides. */
 static void check_strided(MPI_Comm comm, int count, int k) {
     int rank, size;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
-    MPI_Datatype every_other;
-    MPI_OK(MPI_Type_vector(count, 1, 2, MPI_DOUBLE, &every_other));
-    MPI_OK(MPI_Type_commit(&every_other));
+    MPI_Datatype every_other = every_other_double(count);
     double* in = xmalloc(sizeof(double) * 2 * (size_t)count);
     double* out = xmalloc(sizeof(double) * 2 * (size_t)count);
     for (long i = 0; i < 2L * count; ++i) {
@@ -132,9 +138,7 @@ static void nonblocking(MPI_Comm comm, int count, int k) {
     int rank, size;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
-    MPI_Datatype every_other;
-    MPI_OK(MPI_Type_vector(count, 1, 2, MPI_DOUBLE, &every_other));
-    MPI_OK(MPI_Type_commit(&every_other));
+    MPI_Datatype every_other = every_other_double(count);
     if (rank == size - 1) {
         double t0 = MPI_Wtime();
         while (MPI_Wtime() - t0 < 0.0002) {
