@@ -4,7 +4,7 @@
 // connect, and measure with busy polling: half round-trip latency of
 // send/recv (sizes up to the buffer size) and of RDMA write with immediate
 // (larger sizes), then one-way bandwidth of a window of RDMA writes.
-// Usage: driver_pingpong [ofi|verbs|auto]   (MPC_OFI_PROVIDER picks the
+// Usage: driver_pingpong [tcp|ofi|verbs|auto]   (MPC_OFI_PROVIDER picks the
 // libfabric provider, tcp by default).
 #include <sys/wait.h>
 #include <unistd.h>

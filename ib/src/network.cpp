@@ -42,8 +42,9 @@ NetworkConfig NetworkConfig::from_env() {
     namespace env = runtime::env;
     NetworkConfig c;
     c.driver = env::get("MPC_NET") ? env::get("MPC_NET") : "auto";
-    if (c.driver != "auto" && c.driver != "ofi" && c.driver != "verbs")
-        runtime::fatal("MPC_NET=%s is not valid: expected auto, ofi or verbs", c.driver.c_str());
+    if (c.driver != "auto" && c.driver != "ofi" && c.driver != "verbs" && c.driver != "tcp")
+        runtime::fatal("MPC_NET=%s is not valid: expected auto, ofi, verbs or tcp",
+                       c.driver.c_str());
     c.mode = static_cast<ProgressMode>(
         env::get_choice("MPC_PROGRESS", static_cast<int>(ProgressMode::Collaborative),
                         {{"wait", static_cast<int>(ProgressMode::Wait)},

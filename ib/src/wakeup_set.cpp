@@ -30,6 +30,17 @@ bool WakeupSet::add(int fd, std::string* error) {
     return true;
 }
 
+void WakeupSet::watch(int fd, unsigned events) {
+    epoll_event ev{};
+    ev.events = events;
+    ev.data.fd = fd;
+    epoll_ctl(epoll_.get(), EPOLL_CTL_MOD, fd, &ev);
+}
+
+void WakeupSet::remove(int fd) {
+    epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, fd, nullptr);
+}
+
 void WakeupSet::wait(int timeout_ms) {
     epoll_event events[4];
     int n = epoll_wait(epoll_.get(), events, 4, timeout_ms);

@@ -143,8 +143,8 @@ const OptionSpec kOptions[] = {
     {{"--net"},
      true,
      [](Options& o, const std::string& v) {
-         if (!one_of(v, {"auto", "ofi", "verbs"}))
-             return "invalid network '" + v + "' (expected auto, ofi or verbs)";
+         if (!one_of(v, {"auto", "tcp", "ofi", "verbs"}))
+             return "invalid network '" + v + "' (expected auto, tcp, ofi or verbs)";
          o.net = v;
          return std::string();
      }},
@@ -175,7 +175,7 @@ const char* usage() {
            "              [--hosts H1,H2,... | --hostfile FILE]\n"
            "              [--bind core|none] [--map block|cyclic]\n"
            "              [--progress=wait|collaborative|thread|thread-poll|thread-block]\n"
-           "              [--net=auto|ofi|verbs] [--stats] [--shared-globals]\n"
+           "              [--net=auto|tcp|ofi|verbs] [--stats] [--shared-globals]\n"
            "              [--timeout SECONDS] [-x VAR[=VALUE]]\n"
            "              program [args...]\n"
            "  -n, -np N, -n=N   number of MPI ranks (required, >= 1)\n"

@@ -17,7 +17,7 @@ struct Options {
     std::string map;                   // --map block|cyclic (empty: block)
     std::string progress;              // --progress=wait|collaborative|thread
     std::string progress_thread;       // poll|block, from --progress=thread-poll|thread-block
-    std::string net;                   // --net=auto|ofi|verbs
+    std::string net;                   // --net=auto|tcp|ofi|verbs
     bool stats = false;                // --stats
     bool shared_globals = false;       // --shared-globals: one image for all ranks
     double timeout = 0;                // --timeout S (0: none)

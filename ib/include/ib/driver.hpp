@@ -124,8 +124,8 @@ public:
     virtual void interrupt() = 0;
 };
 
-// Opens a driver: "ofi", "verbs", or "auto" (verbs when an RDMA device exists,
-// otherwise ofi). On failure returns null and explains why in *error.
+// Opens a driver: "tcp", "ofi", "verbs", or "auto" (verbs when an RDMA device
+// exists, otherwise tcp). On failure returns null and explains why in *error.
 std::unique_ptr<Driver> open_driver(const std::string& kind, const DriverConfig& config,
                                     std::string* error);
 

@@ -15,15 +15,16 @@
 
 namespace mpc::ib::test {
 
-// Every driver the suite runs against: "ofi" (tcp provider) and "verbs".
-inline const char* const kDriverKinds[] = {"ofi", "verbs"};
+// Every driver the suite runs against: "ofi" (tcp provider), "tcp" (our
+// sockets) and "verbs".
+inline const char* const kDriverKinds[] = {"ofi", "tcp", "verbs"};
 // The basic exchanges also run on libfabric's sockets provider, to keep the
 // ofi driver provider-neutral. Only those: that provider (deprecated in
 // libfabric) misbehaves under load in 1.17 — its progress thread touched a
 // freed connection at close (SIGSEGV), leaked at teardown when senders
 // outran the receiver, died of SIGBUS, and once slept 72 s in a 100 ms wait —
 // each about once in 15-30 runs on this 2-core machine.
-inline const char* const kProviderNeutralKinds[] = {"ofi", "ofi:sockets", "verbs"};
+inline const char* const kProviderNeutralKinds[] = {"ofi", "ofi:sockets", "tcp", "verbs"};
 
 struct Node {
     std::unique_ptr<Driver> driver;
