@@ -166,7 +166,7 @@ int run(int self, const std::string& kind, int in_fd, int out_fd) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    std::string kind = argc > 1 ? argv[1] : "ofi";
+    std::string kind = argc > 1 ? argv[1] : "auto";
     int to_child[2], to_parent[2];
     if (pipe(to_child) != 0 || pipe(to_parent) != 0) return 1;
     std::fflush(stdout);

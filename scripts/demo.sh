@@ -12,7 +12,7 @@ echo "== mpcrun -n 16 hello   (16 ranks, threads of one node process)"
 "$MPCRUN" -n 16 "$B/tests/integration/hello" | sort -t' ' -k4 -n | head -4
 echo "   ..."
 
-echo "== mpcrun -n 8 -N 2 eulermhd   (2-D Euler solver, 2 node processes over libfabric tcp)"
+echo "== mpcrun -n 8 -N 2 eulermhd   (2-D Euler solver, 2 node processes over tcp)"
 "$MPCRUN" -n 8 -N 2 "$B/examples/eulermhd/eulermhd" --nx 256 --ny 256 --steps 60
 
 if [ -x "$B/examples/npb/npb_cg" ]; then
