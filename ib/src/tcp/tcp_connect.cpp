@@ -222,7 +222,9 @@ Status TcpDriver::accept_lower(int expected, int64_t deadline, std::string* erro
     for (int accepted = 0; accepted < expected;) {
         const int64_t left_ms = (deadline - runtime::now_ns()) / 1000000;
         pollfd pfd{listen_fd_.get(), POLLIN, 0};
-        if (left_ms <= 0 || (poll(&pfd, 1, static_cast<int>(left_ms)) <= 0 && errno != EINTR)) {
+        const int ready = left_ms > 0 ? poll(&pfd, 1, static_cast<int>(left_ms)) : 0;
+        if (ready < 0 && errno == EINTR) continue;
+        if (ready <= 0) {
             *error = std::to_string(accepted) + " of " + std::to_string(expected) +
                      " lower node processes connected before the deadline";
             return Status::Error;

@@ -191,6 +191,8 @@ void TcpDriver::fail_locked(Connection& conn, const std::string& why) {
     conn.broken.store(true, std::memory_order_release);
     lost_unsaid_.fetch_add(1, std::memory_order_relaxed);
     ::shutdown(conn.fd.get(), SHUT_RDWR);
+    // Its end of file would be reported to every poll from now on.
+    epoll_ctl(ready_epoll_.get(), EPOLL_CTL_DEL, conn.fd.get(), nullptr);
     for (const OutOp& op : conn.out) record({op.type, false, conn.peer, op.context});
     queued_ops_.fetch_sub(static_cast<int>(conn.out.size()), std::memory_order_relaxed);
     conn.out.clear();
