@@ -1,9 +1,9 @@
 // Sleeping until a driver's wait objects fire or someone interrupts.
 //
 // An epoll set over the driver's wait fds (libfabric CQ wait fds, a verbs
-// completion channel, the tcp driver's sockets) plus an eventfd that interrupt() writes. An
-// interrupt that comes before the wait is not lost: the eventfd stays readable until the next
-// wait() consumes it.
+// completion channel, the tcp driver's sockets) plus an eventfd that
+// interrupt() writes. An interrupt that comes before the wait is not lost:
+// the eventfd stays readable until the next wait() consumes it.
 #pragma once
 
 #include <string>

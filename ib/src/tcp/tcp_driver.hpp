@@ -19,8 +19,14 @@
 // the kernel does not take stays queued on its connection and is written by
 // later posts and polls. An operation is complete once all its bytes are in
 // the kernel; its completion waits in a ring for poll_send_cq.
+// Receiving: a poll asks an epoll set which sockets have data (see
+// poll_recv_cq for why it does not simply try recv on each).
 // Keys are this driver's own: a write naming a key or range nobody
 // registered breaks the connection (as RDMA transports do).
+//
+// Threading: posts to one connection serialize on its out_lock; the receive
+// side (Inbound) belongs to the thread polling the receive CQ (one at a
+// time, as the interface says); wait() is called by one thread at a time.
 #pragma once
 
 #include <atomic>
