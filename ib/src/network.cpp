@@ -470,7 +470,7 @@ DriverConfig driver_config(const NetworkConfig& c, const NetworkLayout& layout) 
 }
 
 // Fills the sizes left at 0 with defaults chosen by measurement per driver
-// (see README, "Network tuning").
+// (README, "Environment variables": MPC_NET_BUFFER, MPC_NET_WRITE_CHUNK).
 NetworkConfig with_defaults(NetworkConfig c, int nodes) {
     // 32 KiB of payload after the header: on loopback tcp a 16 KiB message
     // took 14 us as two fragments of 16 KiB buffers, 9.6 as one (Open MPI's

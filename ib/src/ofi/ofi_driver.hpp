@@ -50,7 +50,7 @@ class OfiDriver final : public Driver, public ConnectionWatch {
     Status post_send(int peer, const void* buf, size_t len, void* desc, uint64_t context) override;
     // Stream-socket providers move one huge write much slower than a few
     // pipelined ones: on loopback tcp a 1 MiB write ran at 3 GB/s, two of
-    // 512 KiB at 7.5 (README, "Network tuning").
+    // 512 KiB at 7.5 (README, MPC_NET_WRITE_CHUNK).
     size_t write_chunk() const override {
         return provider_ == "tcp" || provider_ == "sockets" ? size_t{512} << 10 : 0;
     }
