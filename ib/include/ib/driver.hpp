@@ -73,6 +73,12 @@ struct DriverConfig {
     uint32_t recv_buffers = 256;     // buffers in the shared receive pool
     uint32_t send_queue_depth = 256; // outstanding sends+writes per connection
     std::string provider;          // ofi: libfabric provider name (default "tcp")
+
+    // What every driver's open() checks first.
+    bool valid() const {
+        return num_peers >= 1 && self >= 0 && self < num_peers && recv_buffers > 0 &&
+               recv_buffer_size > 0 && send_queue_depth > 0;
+    }
 };
 
 class Driver {

@@ -7,6 +7,7 @@
 
 #include <cstring>
 
+#include "../hello.hpp"
 #include "../hex.hpp"
 #include "ofi_driver.hpp"
 #include "runtime/env.hpp"
@@ -16,13 +17,6 @@
 namespace mpc::ib::ofi {
 
 namespace {
-
-// Sent with fi_connect; the magic rejects strangers probing the port.
-struct Hello {
-    uint32_t magic;
-    int32_t node;
-};
-constexpr uint32_t kHelloMagic = 0x6d706331;  // "mpc1"
 
 // An fi_eq_cm_entry followed by room for its connection data.
 struct alignas(fi_eq_cm_entry) CmEvent {
@@ -156,8 +150,7 @@ Status OfiDriver::connect_loop(int expected, std::string* error) {
             size_t data_len = static_cast<size_t>(n) - sizeof(fi_eq_cm_entry);
             Hello hello{};
             if (data_len >= sizeof hello) std::memcpy(&hello, ev.data(), sizeof hello);
-            if (hello.magic != kHelloMagic || hello.node < 0 || hello.node >= config_.self ||
-                connections_[hello.node].ep) {
+            if (!hello_from_lower(hello, config_.self) || connections_[hello.node].ep) {
                 runtime::warn("ofi: rejecting an unexpected connection request (node %d)",
                               hello.node);
                 fi_reject(pep_.get(), info->handle, nullptr, 0);

@@ -16,8 +16,7 @@ constexpr uint64_t kCaps = FI_MSG | FI_RMA | FI_SEND | FI_RECV | FI_WRITE | FI_R
 }  // namespace
 
 std::unique_ptr<Driver> OfiDriver::open(const DriverConfig& config, std::string* error) {
-    if (config.num_peers < 1 || config.self < 0 || config.self >= config.num_peers ||
-        config.recv_buffers == 0 || config.recv_buffer_size == 0 || config.send_queue_depth == 0) {
+    if (!config.valid()) {
         *error = "ofi: invalid driver configuration";
         return nullptr;
     }

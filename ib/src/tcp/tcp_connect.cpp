@@ -20,6 +20,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "../hello.hpp"
 #include "runtime/env.hpp"
 #include "runtime/log.hpp"
 #include "tcp_driver.hpp"
@@ -27,12 +28,6 @@
 namespace mpc::ib::tcp {
 
 namespace {
-
-struct Hello {
-    uint32_t magic;
-    int32_t node;
-};
-constexpr uint32_t kHelloMagic = 0x6d706374;  // "mpct"
 
 std::string errno_text(const char* what) {
     return std::string(what) + ": " + std::strerror(errno);
@@ -106,8 +101,7 @@ bool recv_all(int fd, void* data, size_t len, int64_t deadline) {
 }  // namespace
 
 std::unique_ptr<Driver> TcpDriver::open(const DriverConfig& config, std::string* error) {
-    if (config.num_peers < 1 || config.self < 0 || config.self >= config.num_peers ||
-        config.recv_buffers == 0 || config.recv_buffer_size == 0 || config.send_queue_depth == 0) {
+    if (!config.valid()) {
         *error = "tcp: invalid driver configuration";
         return nullptr;
     }
@@ -232,8 +226,8 @@ Status TcpDriver::accept_lower(int expected, int64_t deadline, std::string* erro
         UniqueFd fd(::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_CLOEXEC));
         if (!fd) continue;
         Hello hello{};
-        if (!recv_all(fd.get(), &hello, sizeof hello, deadline) || hello.magic != kHelloMagic ||
-            hello.node < 0 || hello.node >= config_.self || connections_[hello.node]) {
+        if (!recv_all(fd.get(), &hello, sizeof hello, deadline) ||
+            !hello_from_lower(hello, config_.self) || connections_[hello.node]) {
             runtime::warn("tcp: rejecting an unexpected connection (node %d)", hello.node);
             continue;
         }

@@ -240,22 +240,27 @@ bool TcpDriver::fill_stage(Connection& conn) {
         in.end -= in.begin;
         in.begin = 0;
     }
+    const size_t n = receive(conn, in.stage.get() + in.end, kStageBytes - in.end);
+    in.end += n;
+    return n > 0;
+}
+
+size_t TcpDriver::receive(Connection& conn, char* dst, size_t len) {
     for (;;) {
-        const size_t room = kStageBytes - in.end;
-        ssize_t n = ::recv(conn.fd.get(), in.stage.get() + in.end, room, MSG_DONTWAIT);
+        const ssize_t n = ::recv(conn.fd.get(), dst, len, MSG_DONTWAIT);
         if (n > 0) {
-            in.end += static_cast<size_t>(n);
             // A short read drained the socket: the next recv would only say
             // EAGAIN. (Bytes arriving meanwhile wait for the next poll.)
-            if (static_cast<size_t>(n) < room) in.readable = false;
-            return true;
+            if (static_cast<size_t>(n) < len) conn.in.readable = false;
+            return static_cast<size_t>(n);
         }
         if (n < 0 && errno == EINTR) continue;
-        in.readable = false;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return false;
-        fail(conn, n == 0 ? "closed by node " + std::to_string(conn.peer)
-                          : socket_error("receiving", errno));
-        return false;
+        conn.in.readable = false;
+        if (n == 0)
+            fail(conn, "closed by node " + std::to_string(conn.peer));
+        else if (errno != EAGAIN && errno != EWOULDBLOCK)
+            fail(conn, socket_error("receiving", errno));
+        return 0;
     }
 }
 
@@ -324,20 +329,10 @@ int TcpDriver::read_connection(Connection& conn, Completion* out, int max) {
             in.dest += take;
             in.left -= take;
             while (in.left > 0) {
-                if (!in.readable) return done;
-                ssize_t n = ::recv(conn.fd.get(), in.dest, in.left, MSG_DONTWAIT);
-                if (n > 0) {
-                    if (static_cast<size_t>(n) < in.left) in.readable = false;  // drained
-                    in.dest += n;
-                    in.left -= static_cast<size_t>(n);
-                    continue;
-                }
-                if (n < 0 && errno == EINTR) continue;
-                in.readable = false;
-                if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return done;
-                fail(conn, n == 0 ? "closed by node " + std::to_string(conn.peer)
-                                  : socket_error("receiving", errno));
-                return done;
+                const size_t n = in.readable ? receive(conn, in.dest, in.left) : 0;
+                if (n == 0) return done;
+                in.dest += n;
+                in.left -= n;
             }
             in.in_body = false;
             if (in.emit) out[done++] = in.done;

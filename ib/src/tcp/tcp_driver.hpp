@@ -167,6 +167,9 @@ class TcpDriver final : public Driver, public ConnectionWatch {
     // Starts the frame at the head of the stage.
     Start start_frame(Connection& conn);
     bool fill_stage(Connection& conn);
+    // One recv into [dst, dst + len): the bytes read, or 0 when none came
+    // (would block, or the connection broke). Clears readable when drained.
+    size_t receive(Connection& conn, char* dst, size_t len);
     void find_hangups();
     bool find_region(uint64_t key, uint64_t addr, uint64_t len);
 

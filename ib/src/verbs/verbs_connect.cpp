@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "../hello.hpp"
 #include "../hex.hpp"
 #include "runtime/env.hpp"
 #include "runtime/log.hpp"
@@ -22,11 +23,6 @@ namespace mpc::ib::verbs {
 
 namespace {
 
-struct Hello {
-    uint32_t magic;
-    int32_t node;
-};
-constexpr uint32_t kHelloMagic = 0x6d706331;  // "mpc1"
 constexpr int kResolveTimeoutMs = 5000;
 
 socklen_t address_length(const sockaddr* sa) {
@@ -197,8 +193,8 @@ Status VerbsDriver::connect_loop(int expected, std::string* error) {
                 Hello theirs{};
                 if (event->param.conn.private_data_len >= sizeof theirs)
                     std::memcpy(&theirs, event->param.conn.private_data, sizeof theirs);
-                if (theirs.magic != kHelloMagic || theirs.node < 0 || theirs.node >= config_.self ||
-                    connections_[theirs.node].id || id->verbs != context_) {
+                if (!hello_from_lower(theirs, config_.self) || connections_[theirs.node].id ||
+                    id->verbs != context_) {
                     runtime::warn("verbs: rejecting an unexpected connection request (node %d)",
                                   theirs.node);
                     rdma_reject(id, nullptr, 0);

@@ -35,8 +35,7 @@ std::unique_ptr<Driver> VerbsDriver::open(const DriverConfig& config, std::strin
         *error = "verbs: no RDMA device found (libibverbs lists none); use MPC_NET=ofi";
         return nullptr;
     }
-    if (config.num_peers < 1 || config.self < 0 || config.self >= config.num_peers ||
-        config.recv_buffers == 0 || config.recv_buffer_size == 0 || config.send_queue_depth == 0) {
+    if (!config.valid()) {
         *error = "verbs: invalid driver configuration";
         return nullptr;
     }
