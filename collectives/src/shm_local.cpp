@@ -106,6 +106,14 @@ void reduce_my_slice(ShmGroup& g, int p, int me, int n, const Units& u, const mp
         if (k != first) mpi::op_apply(*op, input_of(k), out, hi - lo, *u.basic);
 }
 
+// Member me's input of an inline reduction, into its slot for episode e.
+void publish_inline(ShmGroup& g, int me, uint64_t e, const void* in, int count,
+                    const mpi::Datatype* type, size_t bytes) {
+    mpi::pack(in, static_cast<size_t>(count), *type, 0, g.slot(me, static_cast<int>(e & 1), bytes),
+              bytes);
+    g.publish(me, e);
+}
+
 // Waits until every member is at episode >= e.
 void wait_everyone(const Local& l, uint64_t e) {
     if (*l.all_at >= e) return;
@@ -186,8 +194,7 @@ void local_reduce(const Local& l, const void* sendbuf, void* recvbuf, int count,
     if (bytes <= kInlineBytes) {
         *l.episode = e;
         wait_everyone(l, e - 1);
-        mpi::pack(in, static_cast<size_t>(count), *type, 0, g.slot(me, p, bytes), bytes);
-        g.publish(me, e);
+        publish_inline(g, me, e, in, count, type, bytes);
         if (me != root) return;
         wait_everyone(l, e);
         fold_into(op, u, g, p, recvbuf, count, type);
@@ -252,8 +259,7 @@ class AllreduceSteps final : public Steps {
             if (bytes) copy_alone(sendbuf_, recvbuf_, count_, type_);
         } else if (path_ == kInline) {
             if (k == 0) {
-                mpi::pack(in_, static_cast<size_t>(count_), *type_, 0, g.slot(me, p, bytes), bytes);
-                g.publish(me, e_);
+                publish_inline(g, me, e_, in_, count_, type_, bytes);
             } else {
                 fold_into(op_, u_, g, p, recvbuf_, count_, type_);
             }
@@ -337,6 +343,20 @@ std::unique_ptr<Steps> allreduce_steps(const Local& l, const void* sendbuf, void
 
 void local_allreduce(const Local& l, const void* sendbuf, void* recvbuf, int count,
                      const mpi::Datatype* type, const mpi::Op* op) {
+    const size_t bytes = static_cast<size_t>(count) * type->size;
+    if (bytes > 0 && bytes <= kInlineBytes && l.size() > 1) {
+        // The steps' inline path, straight: the most frequent collective of
+        // many programs (a residual, a time step) spends no time on the
+        // resumable machinery.
+        const uint64_t e = ++*l.episode;
+        wait_everyone(l, e - 1);
+        publish_inline(l.group, l.me, e, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, count, type,
+                       bytes);
+        wait_everyone(l, e);
+        fold_into(op, units_of(count, type), l.group, static_cast<int>(e & 1), recvbuf, count,
+                  type);
+        return;
+    }
     AllreduceSteps steps(l, sendbuf, recvbuf, count, type, op);
     uint64_t need;
     while (!steps.advance(&need)) wait_everyone(l, need);
