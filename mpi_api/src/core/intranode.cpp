@@ -164,6 +164,8 @@ struct CopyJob {
 };
 
 struct CopySlots {
+    // Jobs in the slots: every poll looks here first, and copies are rare.
+    alignas(64) std::atomic<int> live{0};
     alignas(64) std::atomic<CopyJob*> job[kCopySlots] = {};
     alignas(64) std::atomic<int> users[kCopySlots] = {};
 };
@@ -190,11 +192,13 @@ void shared_copy(const void* src, void* dst, size_t bytes, const RankState* send
         CopyJob* none = nullptr;
         if (g_copies.job[i].compare_exchange_strong(none, &j, std::memory_order_seq_cst)) slot = i;
     }
+    if (slot >= 0) g_copies.live.fetch_add(1, std::memory_order_relaxed);
     copy_chunks(j);
     if (slot < 0) return;  // every slot busy: copied alone
     // Helpers finish their last chunk within microseconds.
     runtime::spin_until([&] { return j.copied.load(std::memory_order_acquire) == bytes; });
     g_copies.job[slot].store(nullptr, std::memory_order_seq_cst);
+    g_copies.live.fetch_sub(1, std::memory_order_relaxed);
     runtime::spin_until([&] { return g_copies.users[slot].load(std::memory_order_seq_cst) == 0; });
 }
 
@@ -309,6 +313,8 @@ bool drain_locked(RankState* r, Deliveries& out) {
 }
 
 bool help_copy(const RankState* me, bool others) {
+    // A hint: a job counted late is only found by the next poll.
+    if (g_copies.live.load(std::memory_order_relaxed) == 0) return false;
     bool did = false;
     for (int i = 0; i < kCopySlots; ++i) {
         // A job may only be looked into once counted in (its deliverer may
