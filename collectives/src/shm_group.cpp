@@ -36,14 +36,31 @@ void ShmGroup::notify_nonblocking(int me, uint64_t e) {
     // Pairs with the full fence in need_nonblocking: either its look finds our
     // episode, or we find its need.
     std::atomic_thread_fence(std::memory_order_seq_cst);
+    // Where the slowest member is, looked at after the fence: of publishers
+    // racing to the same episode, the last one through its fence sees all the
+    // others there, so a need is met by one notification, not one per member.
+    uint64_t slowest = 0;
+    bool looked = false;
     for (int k = 0; k < size(); ++k) {
         if (k == me) continue;
         const uint64_t need = member(k).nbc_need.load(std::memory_order_acquire);
         // Only a publisher at or past the episode needed can be the last one.
         if (need == 0 || need > e) continue;
+        if (!looked) {
+            slowest = slowest_episode();
+            looked = true;
+        }
+        if (slowest < need) continue;
         if (mpi::RankState* owner = member(k).nbc_owner.load(std::memory_order_acquire))
             mpi::progress_notify(owner);
     }
+}
+
+uint64_t ShmGroup::slowest_episode() {
+    uint64_t low = UINT64_MAX;
+    for (int k = 0; k < size(); ++k)
+        low = std::min(low, episode(k).load(std::memory_order_acquire));
+    return low;
 }
 
 void ShmGroup::watch_nonblocking(int me, mpi::RankState* owner) {

@@ -108,6 +108,7 @@ class ShmGroup {
     template <class Done>
     void wait(Done&& done);
     void notify_nonblocking(int me, uint64_t e);
+    uint64_t slowest_episode();
 
     std::vector<int> world_ranks_;
     std::unique_ptr<MemberSlots[]> members_;
