@@ -76,7 +76,9 @@ bool ShmGroup::need_nonblocking(int me, uint64_t e) {
         if (need.load(std::memory_order_relaxed) != 0) need.store(0, std::memory_order_relaxed);
         return true;
     }
-    need.store(e, std::memory_order_seq_cst);  // a full fence before the look
+    // A full fence before the first look; later looks at the same need
+    // only look again.
+    if (need.load(std::memory_order_relaxed) != e) need.store(e, std::memory_order_seq_cst);
     if (!all_at_least(e)) return false;
     need.store(0, std::memory_order_relaxed);
     return true;

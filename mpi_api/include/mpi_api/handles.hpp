@@ -66,24 +66,33 @@ public:
                 &chunks_[index >> kChunkBits].load(std::memory_order_acquire)[index & (kChunk - 1)];
         } else {
             std::lock_guard<std::mutex> g(mutex_);
+            if (!tc.pool) tc.pool = this;
             if (!free_.empty()) {
                 index = free_.back();
                 free_.pop_back();
+            } else if (tc.pool == this && tc.n == 0) {
+                // A batch of fresh indices whose live flags fill a cache line,
+                // all for this thread: two threads' handles (the flags they
+                // write at every allocation and release, and mostly the
+                // objects) never share a line.
+                next_ = (next_ + kBatch - 1) / kBatch * kBatch;
+                index = fresh_locked(kBatch);
+                for (uint32_t i = kBatch - 1; i >= 1; --i) tc.index[tc.n++] = index + i;
             } else {
-                index = next_++;
-                if (index >= (kMaxChunks << kChunkBits))
-                    runtime::fatal("out of MPI handles (more than 16 million objects alive)");
+                index = fresh_locked(1);
             }
             obj = slot_locked(index);
         }
-        live_[index >> kChunkBits][index & (kChunk - 1)].store(true, std::memory_order_release);
+        live_[index >> kChunkBits]->flag[index & (kChunk - 1)].store(true,
+                                                                     std::memory_order_release);
         *handle = make_handle(Kind, index);
         return obj;
     }
 
     void release(int handle) {
         uint32_t index = handle_index(handle);
-        live_[index >> kChunkBits][index & (kChunk - 1)].store(false, std::memory_order_release);
+        live_[index >> kChunkBits]->flag[index & (kChunk - 1)].store(false,
+                                                                     std::memory_order_release);
         ThreadCache& tc = thread_cache();
         if (!tc.pool) tc.pool = this;
         if (tc.pool == this && tc.n < kCacheSize) {
@@ -105,7 +114,7 @@ public:
         uint32_t c = index >> kChunkBits;
         if (c >= kMaxChunks) return nullptr;
         T* chunk = chunks_[c].load(std::memory_order_acquire);
-        if (!chunk || !live_[c][index & (kChunk - 1)].load(std::memory_order_acquire))
+        if (!chunk || !live_[c]->flag[index & (kChunk - 1)].load(std::memory_order_acquire))
             return nullptr;
         return &chunk[index & (kChunk - 1)];
     }
@@ -118,7 +127,7 @@ public:
             T* chunk = chunks_[c].load(std::memory_order_acquire);
             if (!chunk) break;
             for (uint32_t i = 0; i < kChunk; ++i)
-                if (live_[c][i].load(std::memory_order_acquire)) f(&chunk[i]);
+                if (live_[c]->flag[i].load(std::memory_order_acquire)) f(&chunk[i]);
         }
     }
 
@@ -126,16 +135,28 @@ public:
     void mark_live(uint32_t index) {
         std::lock_guard<std::mutex> g(mutex_);
         slot_locked(index);
-        live_[index >> kChunkBits][index & (kChunk - 1)].store(true, std::memory_order_release);
+        live_[index >> kChunkBits]->flag[index & (kChunk - 1)].store(true,
+                                                                     std::memory_order_release);
     }
 
 private:
+    static constexpr uint32_t kBatch = 64;
+
+    // The next n indices (n <= kBatch, and a batch never crosses a chunk).
+    uint32_t fresh_locked(uint32_t n) {
+        const uint32_t index = next_;
+        next_ += n;
+        if (next_ > (kMaxChunks << kChunkBits))
+            runtime::fatal("out of MPI handles (more than 16 million objects alive)");
+        return index;
+    }
+
     T* slot_locked(uint32_t index) {
         uint32_t c = index >> kChunkBits;
         T* chunk = chunks_[c].load(std::memory_order_relaxed);
         if (!chunk) {
             chunk = new T[kChunk];
-            live_[c].reset(new std::atomic<bool>[kChunk]());
+            live_[c].reset(new LiveFlags());
             chunks_[c].store(chunk, std::memory_order_release);
         }
         return &chunk[index & (kChunk - 1)];
@@ -147,6 +168,7 @@ private:
     // take the pool's lock twice per call (it cost 2 us per Iallreduce + Wait
     // between two ranks, most of it in futex calls).
     static constexpr uint32_t kCacheSize = 64;
+    static_assert(kBatch - 1 <= kCacheSize && kChunk % kBatch == 0);
     struct ThreadCache {
         HandlePool* pool = nullptr;
         uint32_t n = 0;
@@ -168,7 +190,10 @@ private:
     uint32_t next_;
     std::vector<uint32_t> free_;
     std::array<std::atomic<T*>, kMaxChunks> chunks_{};
-    std::array<std::unique_ptr<std::atomic<bool>[]>, kMaxChunks> live_{};
+    struct alignas(64) LiveFlags {
+        std::atomic<bool> flag[kChunk] = {};
+    };
+    std::array<std::unique_ptr<LiveFlags>, kMaxChunks> live_{};
 };
 
 }  // namespace mpc::mpi
