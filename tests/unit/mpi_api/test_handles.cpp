@@ -1,5 +1,6 @@
 // mpi_api/handles: handle pools with per-thread caches of free indices.
 #include <algorithm>
+#include <atomic>
 #include <set>
 #include <thread>
 #include <vector>
@@ -73,13 +74,18 @@ TEST_CASE("two threads' handles never share a cache line of live flags", "[handl
     Pool pool(1);
     std::vector<int> got[2];
     std::vector<std::thread> threads;
+    std::atomic<int> finished{0};
     for (auto& mine : got)
-        threads.emplace_back([&pool, &mine] {
+        threads.emplace_back([&pool, &mine, &finished] {
             for (int round = 0; round < 1000; ++round) {
                 std::vector<int> handles = allocate_n(pool, 3);
                 mine.insert(mine.end(), handles.begin(), handles.end());
                 for (int h : handles) pool.release(h);
             }
+            // A thread's cache goes back to the pool when it exits, for any
+            // thread to reuse: both stay until both are done.
+            finished.fetch_add(1);
+            while (finished.load() < 2) std::this_thread::yield();
         });
     for (auto& t : threads) t.join();
     std::set<uint32_t> lines;
