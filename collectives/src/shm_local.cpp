@@ -220,6 +220,15 @@ void local_reduce(const Local& l, const void* sendbuf, void* recvbuf, int count,
 
 namespace {
 
+// How an Allreduce goes: alone (nothing, or a copy), through the inline
+// slots, or in parallel slices of the members' buffers.
+enum AllreducePath { kAlone, kInline, kSliced };
+AllreducePath allreduce_path(const Local& l, int count, const mpi::Datatype* type) {
+    const size_t bytes = static_cast<size_t>(count) * type->size;
+    if (bytes == 0 || l.size() == 1) return kAlone;
+    return bytes <= kInlineBytes ? kInline : kSliced;
+}
+
 // Every member publishes its input and folds everyone's (small), or reduces
 // its slice of everyone's input into its own output and then copies the
 // others' slices from their outputs (large; only member k reads slice k of
@@ -228,8 +237,8 @@ class AllreduceSteps final : public Steps {
   public:
     AllreduceSteps(const Local& l, const void* sendbuf, void* recvbuf, int count,
                    const mpi::Datatype* type, const mpi::Op* op)
-        : Steps(l, kEpisodes[path_of(l, count, type)]),
-          path_(path_of(l, count, type)),
+        : Steps(l, kEpisodes[allreduce_path(l, count, type)]),
+          path_(allreduce_path(l, count, type)),
           in_(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf),
           sendbuf_(sendbuf),
           recvbuf_(recvbuf),
@@ -244,13 +253,7 @@ class AllreduceSteps final : public Steps {
     }
 
   private:
-    enum Path { kAlone, kInline, kSliced };  // alone: nothing, or a copy
-    static constexpr int kEpisodes[] = {0, 1, 3};
-    static Path path_of(const Local& l, int count, const mpi::Datatype* type) {
-        const size_t bytes = static_cast<size_t>(count) * type->size;
-        if (bytes == 0 || l.size() == 1) return kAlone;
-        return bytes <= kInlineBytes ? kInline : kSliced;
-    }
+    static constexpr int kEpisodes[] = {0, 1, 3};  // by path
     void run(int k) override {
         ShmGroup& g = l_.group;
         const int me = l_.me, n = l_.size(), p = static_cast<int>(e_ & 1);
@@ -286,7 +289,7 @@ class AllreduceSteps final : public Steps {
         }
     }
 
-    const Path path_;
+    const AllreducePath path_;
     const void* in_;
     const void* sendbuf_;
     void* recvbuf_;
@@ -343,15 +346,14 @@ std::unique_ptr<Steps> allreduce_steps(const Local& l, const void* sendbuf, void
 
 void local_allreduce(const Local& l, const void* sendbuf, void* recvbuf, int count,
                      const mpi::Datatype* type, const mpi::Op* op) {
-    const size_t bytes = static_cast<size_t>(count) * type->size;
-    if (bytes > 0 && bytes <= kInlineBytes && l.size() > 1) {
+    if (allreduce_path(l, count, type) == kInline) {
         // The steps' inline path, straight: the most frequent collective of
         // many programs (a residual, a time step) spends no time on the
         // resumable machinery.
         const uint64_t e = ++*l.episode;
         wait_everyone(l, e - 1);
         publish_inline(l.group, l.me, e, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, count, type,
-                       bytes);
+                       static_cast<size_t>(count) * type->size);
         wait_everyone(l, e);
         fold_into(op, units_of(count, type), l.group, static_cast<int>(e & 1), recvbuf, count,
                   type);
