@@ -6,7 +6,9 @@
  *   mpirun -n 2 ./pingpong.openmpi         (Open MPI)
  * Options: -max BYTES (largest size, default 64 MiB), -min BYTES (default 1),
  * -time SECONDS (target time per size, default 0.2), -reps R (timed runs per
- * size, the fastest is reported, default 5). Ranks other than 0 and 1 only take
+ * size, the fastest is reported, default 5), -nonblocking (each side posts
+ * MPI_Irecv and MPI_Isend and completes both with MPI_Waitall, as halo exchanges
+ * do, instead of MPI_Send then MPI_Recv). Ranks other than 0 and 1 only take
  * part in the barriers.
  *
  * Output, one line per size: bytes, one-way latency (half the round trip, us),
@@ -47,6 +49,9 @@ int main(int argc, char** argv) {
     size_t max = (size_t)64 << 20, min = 1;
     double target = 0.2;
     int reps = 5;
+    int nonblocking = 0;
+    for (int i = 1; i < argc; ++i)
+        if (strcmp(argv[i], "-nonblocking") == 0) nonblocking = 1;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "-max") == 0) max = (size_t)atol(argv[i + 1]);
         else if (strcmp(argv[i], "-min") == 0) min = (size_t)atol(argv[i + 1]);
@@ -59,14 +64,17 @@ int main(int argc, char** argv) {
         return 1;
     }
     char* buf = (char*)malloc(max ? max : 1);
+    char* rbuf = (char*)malloc(max ? max : 1); /* -nonblocking receives here */
     memset(buf, rank, max ? max : 1);
+    memset(rbuf, rank, max ? max : 1);
     if (rank == 0) {
         char version[MPI_MAX_LIBRARY_VERSION_STRING];
         int len;
         MPI_Get_library_version(version, &len);
         char* nl = strchr(version, '\n');
         if (nl) *nl = '\0';
-        printf("# pingpong, %d ranks, %s\n", size, version);
+        printf("# pingpong%s, %d ranks, %s\n", nonblocking ? " (Irecv+Isend+Waitall)" : "", size,
+               version);
         printf("# memcpy of 4 MiB: %.0f MB/s\n", memcpy_bandwidth((size_t)4 << 20, 0.3));
         printf("# %10s %12s %12s %10s\n", "bytes", "latency_us", "MB/s", "iters");
     }
@@ -81,7 +89,15 @@ int main(int argc, char** argv) {
             MPI_Barrier(MPI_COMM_WORLD);
             double start = MPI_Wtime();
             for (int i = 0; i < iters && rank <= 1; ++i) {
-                if (rank == 0) {
+                if (nonblocking) {
+                    /* Rank 1 answers once the ping is in: still a round trip. */
+                    MPI_Request rq[2];
+                    int peer = 1 - rank;
+                    MPI_Irecv(rbuf, (int)n, MPI_BYTE, peer, 0, MPI_COMM_WORLD, &rq[0]);
+                    if (rank == 1) MPI_Wait(&rq[0], MPI_STATUS_IGNORE);
+                    MPI_Isend(buf, (int)n, MPI_BYTE, peer, 0, MPI_COMM_WORLD, &rq[1]);
+                    MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
+                } else if (rank == 0) {
                     MPI_Send(buf, (int)n, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
                     MPI_Recv(buf, (int)n, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
                 } else {
@@ -115,6 +131,7 @@ int main(int argc, char** argv) {
     }
     MPI_Barrier(MPI_COMM_WORLD);
     free(buf);
+    free(rbuf);
     MPI_Finalize();
     return 0;
 }
