@@ -24,19 +24,17 @@ int blocking_send(RankState* me, const void* buf, int count, MPI_Datatype dataty
 int nonblocking(RankState* me, Request::Kind kind, const void* buf, int count,
                 MPI_Datatype datatype, int peer, int tag, MPI_Comm comm, SendMode mode,
                 bool persistent, MPI_Request* request) {
-    Request probe;
+    // Checked straight into a pool request (given back on an error): no
+    // second request to fill and copy over on the way.
+    Request* r = request_allocate(kind, me, nullptr);
     Comm* c;
-    if (int e = setup_p2p(&probe, me, kind, buf, count, datatype, peer, tag, comm, &c))
+    int e = setup_p2p(r, me, kind, buf, count, datatype, peer, tag, comm, &c);
+    if (!e && !request) e = make_error(MPI_ERR_ARG, "request is NULL");
+    if (e) {
+        request_release(r);
         return raise(c, e);
-    if (!request) return raise(c, make_error(MPI_ERR_ARG, "request is NULL"));
-    Request* r = request_allocate(kind, me, c);
-    r->buf = probe.buf;
-    r->count = probe.count;
-    r->type = probe.type;
-    r->held_type = datatype_retain(probe.type);
-    r->peer = probe.peer;
-    r->tag = probe.tag;
-    r->context = probe.context;
+    }
+    r->held_type = datatype_retain(r->type);
     r->mode = mode;
     r->persistent = persistent;
     *request = r->handle;
@@ -44,7 +42,7 @@ int nonblocking(RankState* me, Request::Kind kind, const void* buf, int count,
         r->state.store(Request::kComplete, std::memory_order_relaxed);  // inactive
         return MPI_SUCCESS;
     }
-    if (int e = start_request(r)) {
+    if ((e = start_request(r))) {
         request_release(r);
         *request = MPI_REQUEST_NULL;
         return raise(c, e);
