@@ -53,8 +53,9 @@ struct View {
     bool nbc_watching = false;  // ShmGroup::watch_nonblocking done
 };
 
-View& view_of(Comm* c) {
-    if (c->shm) return *static_cast<View*>(c->shm.get());
+// The first collective on c builds the view (out of line: the look-up of every
+// later one stays a load and a test).
+[[gnu::noinline]] View& make_view(Comm* c) {
     auto v = std::make_shared<View>();
     const auto& w = mpi::world();
     const int n = c->size;
@@ -104,6 +105,12 @@ View& view_of(Comm* c) {
     }
     c->shm = v;
     return *v;
+}
+
+View& view_of(Comm* c) {
+    if (c->shm) [[likely]]
+        return *static_cast<View*>(c->shm.get());
+    return make_view(c);
 }
 
 // A nonblocking collective's steps, advanced by whoever polls its owner's

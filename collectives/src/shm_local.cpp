@@ -2,6 +2,8 @@
 // of episodes and slots is in shm_group.hpp.
 #include "shm_local.hpp"
 
+#include "runtime/copy.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -62,24 +64,34 @@ void slice_of(int r, int members, const Units& u, size_t* lo, size_t* hi) {
     *hi = std::min(u.count, *lo + chunk);
 }
 
-// acc = data_0 op data_1 op ... op data_{n-1}, folded from the right so that
-// every member computes the same expression.
-void fold(const mpi::Op* op, const Units& u, ShmGroup& g, int parity, unsigned char* acc) {
-    const int n = g.size();
-    memcpy(acc, g.slot(n - 1, parity, u.count * u.unit), u.count * u.unit);
-    for (int k = n - 2; k >= 0; --k)
-        mpi::op_apply(*op, g.slot(k, parity, u.count * u.unit), acc, u.count, *u.basic);
+// acc = data_0 op data_1 op ... op data_{n-1} (the members' inline payloads
+// of `bytes`, n basic elements each), folded from the right so that every
+// member computes the same expression.
+void fold(mpi::Kernel k, size_t n, size_t bytes, ShmGroup& g, int parity, unsigned char* acc) {
+    const int members = g.size();
+    runtime::copy_bytes(acc, g.slot(members - 1, parity, bytes), bytes);
+    for (int m = members - 2; m >= 0; --m) k(g.slot(m, parity, bytes), acc, n);
+}
+
+// The fold through scratch, unpacked into a non-contiguous (recvbuf, count,
+// type). Out of line: its scratch would make every caller's frame large.
+[[gnu::noinline]] void fold_unpacked(mpi::Kernel k, size_t n, size_t bytes, ShmGroup& g, int parity,
+                                     void* recvbuf, int count, const mpi::Datatype* type) {
+    alignas(64) unsigned char acc[kInlineBytes];
+    fold(k, n, bytes, g, parity, acc);
+    mpi::unpack(recvbuf, static_cast<size_t>(count), *type, 0, acc, bytes);
 }
 
 // The fold of the inline payloads into (recvbuf, count, type): straight into
 // the buffer when it is contiguous (the inputs are in the slots already).
-void fold_into(const mpi::Op* op, const Units& u, ShmGroup& g, int parity, void* recvbuf, int count,
+void fold_into(const mpi::Op* op, ShmGroup& g, int parity, void* recvbuf, int count,
                const mpi::Datatype* type) {
-    if (type->contiguous)
-        return fold(op, u, g, parity, static_cast<unsigned char*>(recvbuf) + type->true_lb);
-    alignas(64) unsigned char acc[kInlineBytes];
-    fold(op, u, g, parity, acc);
-    mpi::unpack(recvbuf, static_cast<size_t>(count), *type, 0, acc, u.count * u.unit);
+    const mpi::Kernel k = mpi::op_kernel(*op, *type);
+    const size_t n = static_cast<size_t>(count) * type->basic_count;
+    const size_t bytes = static_cast<size_t>(count) * type->size;
+    if (!type->contiguous) return fold_unpacked(k, n, bytes, g, parity, recvbuf, count, type);
+    fold(k, n, bytes, g, parity,
+         reinterpret_cast<unsigned char*>(mpi::contiguous_at(recvbuf, *type, 0)));
 }
 
 // A single member: no one to wait for.
@@ -187,7 +199,6 @@ void local_reduce(const Local& l, const void* sendbuf, void* recvbuf, int count,
     ShmGroup& g = l.group;
     const int me = l.me, n = l.size();
     const void* in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-    const Units u = units_of(count, type);
     const uint64_t e = *l.episode + 1;
     const int p = static_cast<int>(e & 1);
     MemberSlots& mine = g.member(me);
@@ -197,7 +208,7 @@ void local_reduce(const Local& l, const void* sendbuf, void* recvbuf, int count,
         publish_inline(g, me, e, in, count, type, bytes);
         if (me != root) return;
         wait_everyone(l, e);
-        fold_into(op, u, g, p, recvbuf, count, type);
+        fold_into(op, g, p, recvbuf, count, type);
         return;
     }
     // Each member reduces its slice of everyone's input straight into the
@@ -212,7 +223,7 @@ void local_reduce(const Local& l, const void* sendbuf, void* recvbuf, int count,
     mine.dst[p] = output ? output->data() : nullptr;
     g.publish(me, e);
     wait_everyone(l, e);
-    reduce_my_slice(g, p, me, n, u, op, root, g.member(root).dst[p]);
+    reduce_my_slice(g, p, me, n, units_of(count, type), op, root, g.member(root).dst[p]);
     g.publish(me, e + 1);
     wait_everyone(l, e + 1);
     if (output) output->unload();
@@ -264,7 +275,7 @@ class AllreduceSteps final : public Steps {
             if (k == 0) {
                 publish_inline(g, me, e_, in_, count_, type_, bytes);
             } else {
-                fold_into(op_, u_, g, p, recvbuf_, count_, type_);
+                fold_into(op_, g, p, recvbuf_, count_, type_);
             }
         } else if (k == 0) {
             g.member(me).src[p] = input_->data();
@@ -355,8 +366,7 @@ void local_allreduce(const Local& l, const void* sendbuf, void* recvbuf, int cou
         publish_inline(l.group, l.me, e, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, count, type,
                        static_cast<size_t>(count) * type->size);
         wait_everyone(l, e);
-        fold_into(op, units_of(count, type), l.group, static_cast<int>(e & 1), recvbuf, count,
-                  type);
+        fold_into(op, l.group, static_cast<int>(e & 1), recvbuf, count, type);
         return;
     }
     AllreduceSteps steps(l, sendbuf, recvbuf, count, type, op);

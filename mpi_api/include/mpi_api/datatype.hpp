@@ -47,6 +47,7 @@
 #include <vector>
 
 #include "mpi.h"
+#include "runtime/copy.hpp"
 
 namespace mpc::mpi {
 
@@ -176,13 +177,33 @@ MPI_Count type_elements_in(const Datatype& t, MPI_Count bytes);
 MPI_Count type_bytes_for_elements(const Datatype& t, MPI_Count elements);
 
 // ---- Data movement --------------------------------------------------------
+// The walks of the type map behind pack and unpack (any type).
+void pack_walk(const void* buf, size_t count, const Datatype& type, size_t offset, void* out,
+               size_t len);
+void unpack_walk(void* buf, size_t count, const Datatype& type, size_t offset, const void* in,
+                 size_t len);
+// The address of packed byte `offset` of a contiguous type's data at buf
+// (integer arithmetic: buf may be MPI_BOTTOM with absolute displacements).
+inline uintptr_t contiguous_at(const void* buf, const Datatype& type, size_t offset) {
+    return reinterpret_cast<uintptr_t>(buf) + static_cast<uintptr_t>(type.true_lb) + offset;
+}
 // Packs the byte range [offset, offset+len) of the packed stream of
 // (buf, count, type) into out. len must not exceed size*count - offset.
-void pack(const void* buf, size_t count, const Datatype& type, size_t offset, void* out,
-          size_t len);
+// Contiguous data is one copy here, without a call for a few bytes.
+inline void pack(const void* buf, size_t count, const Datatype& type, size_t offset, void* out,
+                 size_t len) {
+    if (!type.contiguous) return pack_walk(buf, count, type, offset, out, len);
+    if (len)
+        runtime::copy_bytes(out, reinterpret_cast<const void*>(contiguous_at(buf, type, offset)),
+                            len);
+}
 // Unpacks len bytes of the packed stream into (buf, count, type) at packed offset.
-void unpack(void* buf, size_t count, const Datatype& type, size_t offset, const void* in,
-            size_t len);
+inline void unpack(void* buf, size_t count, const Datatype& type, size_t offset, const void* in,
+                   size_t len) {
+    if (!type.contiguous) return unpack_walk(buf, count, type, offset, in, len);
+    if (len)
+        runtime::copy_bytes(reinterpret_cast<void*>(contiguous_at(buf, type, offset)), in, len);
+}
 // Copies the first `bytes` packed bytes of (sbuf, scount, stype) into (rbuf, rcount,
 // rtype) with a single copy of each byte.
 void typed_copy(const void* sbuf, size_t scount, const Datatype& stype, void* rbuf, size_t rcount,

@@ -40,8 +40,12 @@ int errhandler_free(MPI_Errhandler* h);
 
 // Raises `code` on communicator comm (nullptr: MPI_COMM_WORLD of the caller, as the
 // standard says for errors not tied to an object): calls its handler, which may
-// end the job. Returns code for the caller to return. MPI_SUCCESS passes through.
-int raise(Comm* comm, int code);
+// end the job. Returns code for the caller to return. MPI_SUCCESS passes through
+// inline (most calls return through here); raise_error takes the rest.
+int raise_error(Comm* comm, int code);
+inline int raise(Comm* comm, int code) {
+    return code == MPI_SUCCESS ? code : raise_error(comm, code);
+}
 // Same, for a communicator given by handle (falls back to MPI_COMM_WORLD when invalid).
 int raise_on(MPI_Comm comm, int code);
 

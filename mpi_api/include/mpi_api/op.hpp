@@ -28,4 +28,10 @@ int op_check(const Op& op, const Datatype& type);
 // get the buffers as they are. op_check must have passed.
 void op_apply(const Op& op, const void* in, void* inout, size_t count, const Datatype& type);
 
+// A predefined op's function on type's basic elements: k(in, inout, n)
+// combines n of them (count elements of type are count * type.basic_count).
+// For callers that apply the same op many times; op_check must have passed.
+using Kernel = void (*)(const void* in, void* inout, size_t n);
+Kernel op_kernel(const Op& op, const Datatype& type);
+
 }  // namespace mpc::mpi

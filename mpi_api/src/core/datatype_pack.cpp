@@ -286,25 +286,16 @@ void Cursor::write(const void* in, size_t n) {
 
 // ---- pack / unpack / typed_copy ------------------------------------------------
 
-void pack(const void* buf, size_t count, const Datatype& type, size_t offset, void* out,
-          size_t len) {
+void pack_walk(const void* buf, size_t count, const Datatype& type, size_t offset, void* out,
+               size_t len) {
     if (len == 0) return;
-    if (type.contiguous) {
-        memcpy(out, as_ptr(offset_by(reinterpret_cast<uintptr_t>(buf), type.true_lb)) + offset,
-               len);
-        return;
-    }
     Cursor c(buf, count, type, offset);
     c.read(out, len);
 }
 
-void unpack(void* buf, size_t count, const Datatype& type, size_t offset, const void* in,
-            size_t len) {
+void unpack_walk(void* buf, size_t count, const Datatype& type, size_t offset, const void* in,
+                 size_t len) {
     if (len == 0) return;
-    if (type.contiguous) {
-        memcpy(as_ptr(offset_by(reinterpret_cast<uintptr_t>(buf), type.true_lb)) + offset, in, len);
-        return;
-    }
     Cursor c(buf, count, type, offset);
     c.write(in, len);
 }

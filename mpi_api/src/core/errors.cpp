@@ -168,8 +168,7 @@ int errhandler_free(MPI_Errhandler* h) {
     return MPI_SUCCESS;
 }
 
-int raise(Comm* comm, int code) {
-    if (code == MPI_SUCCESS) return code;
+int raise_error(Comm* comm, int code) {
     RankState* me = current_rank();
     if (!comm && me) comm = &me->world;
     MPI_Errhandler h = comm ? comm->errhandler : MPI_ERRORS_ARE_FATAL;

@@ -18,7 +18,6 @@ enum OpIndex { kMax, kMin, kSum, kProd, kLand, kBand, kLor, kBor, kLxor, kBxor, 
                kMaxloc, kReplace, kNoOp, kNumOps };
 static_assert(kNumOps == gen::kNumPredefinedOps);
 
-using Kernel = void (*)(const void* in, void* inout, size_t n);
 Kernel g_kernels[kNumOps][gen::kNumPredefinedTypes + 1];
 
 HandlePool<Op, HandleKind::Op>& pool() {
@@ -186,9 +185,13 @@ void op_apply(const Op& op, const void* in, void* inout, size_t count, const Dat
         }
         return;
     }
+    op_kernel(op, type)(in, inout, count * type.basic_count);
+}
+
+Kernel op_kernel(const Op& op, const Datatype& type) {
     Kernel k = g_kernels[op.builtin][handle_index(type.basic)];
     MPC_CHECK(k != nullptr);
-    k(in, inout, count * type.basic_count);
+    return k;
 }
 
 }  // namespace mpc::mpi
