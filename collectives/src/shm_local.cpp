@@ -2,12 +2,12 @@
 // of episodes and slots is in shm_group.hpp.
 #include "shm_local.hpp"
 
-#include "runtime/copy.hpp"
-
 #include <algorithm>
 #include <cstring>
 #include <memory>
 #include <optional>
+
+#include "runtime/copy.hpp"
 
 namespace mpc::coll::shm {
 namespace {
