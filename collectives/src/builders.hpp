@@ -4,6 +4,7 @@
 
 #include <climits>
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "collectives/collectives.hpp"
@@ -19,8 +20,11 @@ inline constexpr Step kNone = -1;  // "no step": ignored in dependency lists
 // MPI_BYTE, for packed scratch data.
 Datatype* byte_type();
 
+// base + offset bytes, in integers: base may be MPI_BOTTOM (null) with the
+// offset an absolute address.
 inline char* at(const void* base, MPI_Aint offset) {
-    return static_cast<char*>(const_cast<void*>(base)) + offset;
+    return reinterpret_cast<char*>(reinterpret_cast<uintptr_t>(base) +
+                                   static_cast<uintptr_t>(offset));
 }
 // Address of block `index` of `count` elements of type t.
 inline char* block_at(const void* base, int index, int count, const Datatype* t) {

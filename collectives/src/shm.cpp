@@ -209,7 +209,9 @@ struct TypedScratch {
     TypedScratch(int count, const Datatype* type) {
         const MPI_Aint span = count > 0 ? type->true_extent + (count - 1) * type->extent : 0;
         memory.reset(new unsigned char[static_cast<size_t>(std::max<MPI_Aint>(span, 1))]);
-        base = memory.get() - type->true_lb;
+        // In integers: the type's lower bound may be an absolute address.
+        base = reinterpret_cast<unsigned char*>(reinterpret_cast<uintptr_t>(memory.get()) -
+                                                static_cast<uintptr_t>(type->true_lb));
     }
     std::unique_ptr<unsigned char[]> memory;
     unsigned char* base;

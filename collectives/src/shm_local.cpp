@@ -21,7 +21,7 @@ class Contiguous {
         : buf_(const_cast<void*>(buf)), count_(static_cast<size_t>(count)), type_(type) {
         bytes_ = count_ * type->size;
         if (type->contiguous) {
-            data_ = static_cast<unsigned char*>(buf_) + type->true_lb;
+            data_ = mpi::contiguous_data(buf_, *type);
             return;
         }
         scratch_.reset(new unsigned char[bytes_]);
@@ -90,8 +90,7 @@ void fold_into(const mpi::Op* op, ShmGroup& g, int parity, void* recvbuf, int co
     const size_t n = static_cast<size_t>(count) * type->basic_count;
     const size_t bytes = static_cast<size_t>(count) * type->size;
     if (!type->contiguous) return fold_unpacked(k, n, bytes, g, parity, recvbuf, count, type);
-    fold(k, n, bytes, g, parity,
-         reinterpret_cast<unsigned char*>(mpi::contiguous_at(recvbuf, *type, 0)));
+    fold(k, n, bytes, g, parity, mpi::contiguous_data(recvbuf, *type));
 }
 
 // A single member: no one to wait for.

@@ -187,6 +187,10 @@ void unpack_walk(void* buf, size_t count, const Datatype& type, size_t offset, c
 inline uintptr_t contiguous_at(const void* buf, const Datatype& type, size_t offset) {
     return reinterpret_cast<uintptr_t>(buf) + static_cast<uintptr_t>(type.true_lb) + offset;
 }
+// Where the data of a contiguous type at buf starts.
+inline unsigned char* contiguous_data(const void* buf, const Datatype& type) {
+    return reinterpret_cast<unsigned char*>(contiguous_at(buf, type, 0));
+}
 // Packs the byte range [offset, offset+len) of the packed stream of
 // (buf, count, type) into out. len must not exceed size*count - offset.
 // Contiguous data is one copy here, without a call for a few bytes.

@@ -207,8 +207,8 @@ void deliver_rendezvous(Incoming* m, Request* r) {
     Request* s = rv->send;
     size_t n = std::min(rv->bytes, receive_capacity(r));
     if (n >= kSharedCopyMin && s->type->contiguous && r->type->contiguous)
-        shared_copy(static_cast<const unsigned char*>(s->buf) + s->type->true_lb,
-                    static_cast<unsigned char*>(r->buf) + r->type->true_lb, n, s->rank);
+        shared_copy(contiguous_data(s->buf, *s->type), contiguous_data(r->buf, *r->type), n,
+                    s->rank);
     else
         typed_copy(s->buf, static_cast<size_t>(s->count), *s->type, r->buf,
                    static_cast<size_t>(r->count), *r->type, n);

@@ -21,7 +21,8 @@ struct NetIncoming : Incoming {
 
 ib::RecvTarget target_for(Request* r) {
     ib::RecvTarget t;
-    t.contiguous = r->type->contiguous ? static_cast<char*>(r->buf) + r->type->true_lb : nullptr;
+    t.contiguous =
+        r->type->contiguous ? reinterpret_cast<char*>(contiguous_data(r->buf, *r->type)) : nullptr;
     t.capacity = receive_capacity(r);
     t.unpack = [](void* ctx, size_t offset, const void* data, size_t len) {
         auto* q = static_cast<Request*>(ctx);
@@ -75,7 +76,7 @@ void remote_send(Request* r, int dest_world) {
     ib::SendSource src;
     src.bytes = static_cast<size_t>(r->count) * r->type->size;
     src.contiguous =
-        r->type->contiguous ? static_cast<const char*>(r->buf) + r->type->true_lb : nullptr;
+        r->type->contiguous ? reinterpret_cast<char*>(contiguous_data(r->buf, *r->type)) : nullptr;
     src.pack = [](void* ctx, size_t offset, void* out, size_t len) {
         auto* q = static_cast<Request*>(ctx);
         pack(q->buf, static_cast<size_t>(q->count), *q->type, offset, out, len);
