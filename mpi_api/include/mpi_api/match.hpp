@@ -53,6 +53,10 @@ inline bool envelope_matches(int want_source, int want_tag, const Envelope& e) {
 
 class MatchQueues {
 public:
+    MatchQueues() = default;
+    MatchQueues(const MatchQueues&) = delete;  // last_ points into lists_
+    MatchQueues& operator=(const MatchQueues&) = delete;
+
     runtime::SpinLock lock;
 
     // All below: caller holds `lock`.
@@ -88,9 +92,16 @@ private:
         Incoming* unexp_head = nullptr;
         Incoming* unexp_tail = nullptr;
     };
-    Lists* lists_for(uint32_t context, bool create);
+    // Every match looks its context up, most often the one of the match before:
+    // that case is a compare, inline; the search is out of line (its growth
+    // path would make every caller save registers).
+    Lists* lists_for(uint32_t context, bool create) {
+        if (last_ && last_->context == context) return last_;
+        return find_lists(context, create);
+    }
+    Lists* find_lists(uint32_t context, bool create);
     std::vector<Lists> lists_;  // few contexts per rank: a linear scan is fastest
-    size_t last_ = 0;           // index of the last context used
+    Lists* last_ = nullptr;     // the last context used (lists_ only grows)
     size_t posted_count_ = 0;
     size_t unexpected_count_ = 0;
 };

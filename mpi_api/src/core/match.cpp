@@ -4,18 +4,13 @@
 
 namespace mpc::mpi {
 
-MatchQueues::Lists* MatchQueues::lists_for(uint32_t context, bool create) {
-    if (last_ < lists_.size() && lists_[last_].context == context) return &lists_[last_];
-    for (size_t i = 0; i < lists_.size(); ++i) {
-        if (lists_[i].context == context) {
-            last_ = i;
-            return &lists_[i];
-        }
+MatchQueues::Lists* MatchQueues::find_lists(uint32_t context, bool create) {
+    for (Lists& l : lists_) {
+        if (l.context == context) return last_ = &l;
     }
     if (!create) return nullptr;
     lists_.push_back(Lists{context});
-    last_ = lists_.size() - 1;
-    return &lists_.back();
+    return last_ = &lists_.back();
 }
 
 Request* MatchQueues::take_posted(const Envelope& e) {
