@@ -72,6 +72,31 @@ static void bad_sends(Ctx* c) {
     CHECK(r == MPI_REQUEST_NULL, "a failed call returned a request");
 }
 
+/* Types that look usable but are not, sent to a real peer on the node (the
+ * path that sends small messages without a request must see them too). */
+static void bad_types_to_a_peer(Ctx* c) {
+    int buf[4] = {0, 1, 2, 3};
+    const MPI_Comm W = MPI_COMM_WORLD;
+    MPI_Status st;
+    MPI_Datatype pair, stale;
+    MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN));
+    MPI_OK(MPI_Type_contiguous(2, MPI_INT, &pair)); /* contiguous, not committed */
+    EXPECT(c, MPI_Send(buf, 1, pair, c->right, 0, W), MPI_ERR_TYPE);
+    EXPECT(c, MPI_Rsend(buf, 1, pair, c->right, 0, W), MPI_ERR_TYPE);
+    EXPECT(c, MPI_Recv(buf, 1, pair, c->left, 0, W, &st), MPI_ERR_TYPE);
+    EXPECT(c, MPI_Send(buf, 1, pair, 0, 0, MPI_COMM_SELF), MPI_ERR_TYPE);
+    MPI_OK(MPI_Type_commit(&pair));
+    stale = pair;
+    MPI_OK(MPI_Type_free(&pair));
+    EXPECT(c, MPI_Send(buf, 1, stale, c->right, 0, W), MPI_ERR_TYPE);
+    EXPECT(c, MPI_Recv(buf, 1, stale, c->left, 0, W, &st), MPI_ERR_TYPE);
+    /* Not a datatype handle at all. */
+    EXPECT(c, MPI_Send(buf, 1, (MPI_Datatype)MPI_COMM_WORLD, c->right, 0, W), MPI_ERR_TYPE);
+    /* Peers of MPI_COMM_SELF: only rank 0. */
+    EXPECT(c, MPI_Send(buf, 1, MPI_INT, 1, 0, MPI_COMM_SELF), MPI_ERR_RANK);
+    MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL));
+}
+
 static void bad_receives(Ctx* c) {
     int buf[4];
     const MPI_Comm W = MPI_COMM_WORLD;
@@ -186,6 +211,7 @@ int main(int argc, char** argv) {
     MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
 
     bad_sends(&c);
+    bad_types_to_a_peer(&c);
     bad_receives(&c);
     bad_requests(&c);
 

@@ -1,13 +1,13 @@
 // mpi_api/p2p: the point-to-point engine and the intra-node transport.
 //
-// A send to a rank of the same node process is matched by the sender itself,
-// under the receiver's lock: if the receive is posted, the sender copies
-// straight into it (one copy) and completes both sides. Otherwise the message
-// waits in the receiver's unexpected queue: small ones as a copy in a cell (the
-// sender completes at once), large and synchronous ones as a pointer to the
-// sender's buffer, copied by the receiver when it posts the receive (one copy;
-// the sender completes then). No system call on any of these paths.
-// Sends to other node processes go to the remote transport (the network room).
+// A send to a rank of the same node process goes to the receiver's inbox
+// (src/core/intranode.hpp): small ones as a copy in a cell (the sender
+// completes at once; a blocking MPI_Send of one needs no request at all), large
+// and synchronous ones as a pointer to the sender's buffer, copied once by
+// whoever matches it (the sender completes then). The receiver, or a rank
+// polling for it, matches in arrival order. No system call on any of these
+// paths. Sends to other node processes go to the remote transport (the network
+// room).
 #pragma once
 
 #include <cstddef>
@@ -29,6 +29,11 @@ extern size_t g_intra_eager_limit;
 // context, mode); r completes when done. peer is a rank of r->comm (not PROC_NULL).
 void p2p_start_send(Request* r);
 void p2p_start_recv(Request* r);
+// MPI_Send's short cut, with arguments already checked (contiguous type,
+// dest a rank of c): when dest lives in this node process and the message
+// fits a cell, sends it (complete on return) without a request and returns
+// true; otherwise does nothing and returns false.
+bool p2p_send_now(Comm* c, int dest, int tag, const void* buf, int count, const Datatype& type);
 // Cancels a receive that has not matched yet; false when too late.
 bool p2p_cancel_recv(Request* r);
 

@@ -8,6 +8,18 @@ using namespace mpc::mpi;
 
 namespace {
 
+// MPI_Send and MPI_Rsend in the usual case, recognised in a few compares: a
+// small message of a contiguous type to a rank of this node process goes into
+// a cell at once, without a request. Anything else, errors included, returns
+// false and takes the general path.
+bool send_now(RankState* me, const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+              MPI_Comm comm) {
+    Comm* c = own_comm(me, comm);
+    const Datatype* t = datatype_lookup(datatype);
+    return plain_p2p_args(c, t, buf, count, dest, tag, false) &&
+           p2p_send_now(c, dest, tag, buf, count, *t);
+}
+
 // Blocking send in any mode, on a request living on this stack frame.
 int blocking_send(RankState* me, const void* buf, int count, MPI_Datatype datatype, int dest,
                   int tag, MPI_Comm comm, SendMode mode) {
@@ -57,6 +69,7 @@ extern "C" {
 int PMPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
               MPI_Comm comm) {
     MPC_ENTER_ACTIVE(Send);
+    if (send_now(me, buf, count, datatype, dest, tag, comm)) return MPI_SUCCESS;
     return blocking_send(me, buf, count, datatype, dest, tag, comm, SendMode::Standard);
 }
 
@@ -69,6 +82,7 @@ int PMPI_Ssend(const void* buf, int count, MPI_Datatype datatype, int dest, int 
 int PMPI_Rsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
                MPI_Comm comm) {
     MPC_ENTER_ACTIVE(Rsend);
+    if (send_now(me, buf, count, datatype, dest, tag, comm)) return MPI_SUCCESS;
     return blocking_send(me, buf, count, datatype, dest, tag, comm, SendMode::Ready);
 }
 

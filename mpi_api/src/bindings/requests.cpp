@@ -9,16 +9,15 @@
 
 namespace mpc::mpi {
 
-int setup_p2p(Request* r, RankState* me, Request::Kind kind, const void* buf, int count,
-              MPI_Datatype datatype, int peer, int tag, MPI_Comm comm, Comm** comm_out) {
+int check_p2p(Request::Kind kind, const void* buf, int count, MPI_Datatype datatype, int peer,
+              int tag, MPI_Comm comm, Comm** comm_out, Datatype** type_out) {
     Comm* c = nullptr;
     *comm_out = nullptr;
     if (int e = check_comm(comm, &c)) return e;
     *comm_out = c;
-    Datatype* t = nullptr;
     if (int e = check_count(count)) return e;
-    if (int e = check_type(datatype, &t)) return e;
-    if (int e = check_buffer(buf, count, t)) return e;
+    if (int e = check_type(datatype, type_out)) return e;
+    if (int e = check_buffer(buf, count, *type_out)) return e;
     if (kind == Request::Kind::Send) {
         if (int e = check_send_rank(c, peer)) return e;
         if (int e = check_tag(tag, false)) return e;
@@ -26,34 +25,12 @@ int setup_p2p(Request* r, RankState* me, Request::Kind kind, const void* buf, in
         if (int e = check_recv_rank(c, peer)) return e;
         if (int e = check_tag(tag, true)) return e;
     }
-    r->kind = kind;
-    r->rank = me;
-    r->comm = c;
-    r->buf = const_cast<void*>(buf);
-    r->count = count;
-    r->type = t;
-    r->peer = peer;
-    r->tag = tag;
-    r->context = c->context;
     return MPI_SUCCESS;
 }
 
-int start_request(Request* r) {
-    r->state.store(0, std::memory_order_relaxed);
-    r->status = MPI_Status{};
-    r->active = true;
-    if (r->peer == MPI_PROC_NULL) {
-        set_status(&r->status, MPI_PROC_NULL, MPI_ANY_TAG, 0);
-        complete(r);
-        return MPI_SUCCESS;
-    }
-    if (r->kind == Request::Kind::Recv) {
-        p2p_start_recv(r);
-        return MPI_SUCCESS;
-    }
-    if (r->mode == SendMode::Buffered) return bsend_start(r);
-    p2p_start_send(r);
-    return MPI_SUCCESS;
+void start_null(Request* r) {
+    set_status(&r->status, MPI_PROC_NULL, MPI_ANY_TAG, 0);
+    complete(r);
 }
 
 bool request_inactive(MPI_Request handle, Request* r) {

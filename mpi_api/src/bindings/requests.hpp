@@ -2,19 +2,94 @@
 // finishing one (status out, release), buffered sends.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
+
 #include "mpi_api/api.hpp"
+#include "mpi_api/p2p.hpp"
 #include "mpi_api/request.hpp"
 
 namespace mpc::mpi {
 
+// The caller's communicator behind a handle, or nullptr; the predefined ones
+// without a look-up.
+inline Comm* own_comm(RankState* me, MPI_Comm handle) {
+    if (handle == MPI_COMM_WORLD) return &me->world;
+    if (handle == MPI_COMM_SELF) return &me->self;
+    return comm_lookup(handle);
+}
+
+// The arguments of nearly every point-to-point call (a valid communicator, a
+// committed contiguous type, a real buffer, a peer and a tag in range; a
+// wildcard for receives), recognised in a few compares. False means "look
+// closer" (check_p2p), not "wrong": MPI_BOTTOM, PROC_NULL and derived types
+// that are not contiguous are valid too.
+inline bool plain_p2p_args(const Comm* c, const Datatype* t, const void* buf, int count, int peer,
+                           int tag, bool recv) {
+    if (!c || !t || !t->committed || !t->contiguous || count < 0 || (!buf && count)) return false;
+    // check_buffer's bound: every byte count of the data fits the address space.
+    uint64_t span;
+    if (__builtin_mul_overflow(static_cast<uint64_t>(count),
+                               std::max<uint64_t>(t->size, t->external_size), &span) ||
+        span > static_cast<uint64_t>(PTRDIFF_MAX))
+        return false;
+    const bool peer_ok = peer >= 0 ? peer < c->remote_size() : recv && peer == MPI_ANY_SOURCE;
+    const bool tag_ok = tag >= 0 ? tag <= kTagUpperBound : recv && tag == MPI_ANY_TAG;
+    return peer_ok && tag_ok;
+}
+
+// Every check of a point-to-point call's arguments, in the order MPI users
+// expect errors reported; on error returns the code and sets *comm_out to the
+// communicator to raise it on (may be null).
+int check_p2p(Request::Kind kind, const void* buf, int count, MPI_Datatype datatype, int peer,
+              int tag, MPI_Comm comm, Comm** comm_out, Datatype** type_out);
+
 // Checks the arguments of a point-to-point call and fills r. On error returns
 // the code and sets *comm_out to the communicator to raise it on (may be null).
-int setup_p2p(Request* r, RankState* me, Request::Kind kind, const void* buf, int count,
-              MPI_Datatype datatype, int peer, int tag, MPI_Comm comm, Comm** comm_out);
+inline int setup_p2p(Request* r, RankState* me, Request::Kind kind, const void* buf, int count,
+                     MPI_Datatype datatype, int peer, int tag, MPI_Comm comm, Comm** comm_out) {
+    Comm* c = own_comm(me, comm);
+    Datatype* t = datatype_lookup(datatype);
+    *comm_out = c;
+    if (!plain_p2p_args(c, t, buf, count, peer, tag, kind == Request::Kind::Recv))
+        if (int e = check_p2p(kind, buf, count, datatype, peer, tag, comm, comm_out, &t)) return e;
+    r->kind = kind;
+    r->rank = me;
+    r->comm = c;
+    r->buf = const_cast<void*>(buf);
+    r->count = count;
+    r->type = t;
+    r->peer = peer;
+    r->tag = tag;
+    r->context = c->context;
+    return MPI_SUCCESS;
+}
+
+// Buffered sends (MPI_Buffer_attach/detach, Bsend, Ibsend, Bsend_init).
+int bsend_start(Request* r);
+int bsend_attach(RankState* me, void* buffer, int size);
+int bsend_detach(RankState* me, void* buffer_addr, int* size);
+
+// Completes r at once: its peer is MPI_PROC_NULL.
+void start_null(Request* r);
 
 // Issues the operation of r (PROC_NULL, buffered and normal sends, receives).
 // Returns an error code for failures detected at start (buffered send space).
-int start_request(Request* r);
+inline int start_request(Request* r) {
+    r->state.store(0, std::memory_order_relaxed);
+    r->status = MPI_Status{};
+    r->active = true;
+    if (r->peer == MPI_PROC_NULL) {
+        start_null(r);
+    } else if (r->kind == Request::Kind::Recv) {
+        p2p_start_recv(r);
+    } else if (r->mode == SendMode::Buffered) {
+        return bsend_start(r);
+    } else {
+        p2p_start_send(r);
+    }
+    return MPI_SUCCESS;
+}
 
 // After r completed: copies its status out, releases it (non-persistent) and
 // sets *handle to MPI_REQUEST_NULL. Returns the operation's error code.
@@ -23,10 +98,5 @@ int finish_request(Request* r, MPI_Request* handle, MPI_Status* status);
 // True when the request handle refers to nothing to wait for (null handle, or
 // an inactive persistent request).
 bool request_inactive(MPI_Request handle, Request* r);
-
-// Buffered sends (MPI_Buffer_attach/detach, Bsend, Ibsend, Bsend_init).
-int bsend_start(Request* r);
-int bsend_attach(RankState* me, void* buffer, int size);
-int bsend_detach(RankState* me, void* buffer_addr, int* size);
 
 }  // namespace mpc::mpi

@@ -237,18 +237,23 @@ void push(RankState* dest, Incoming* m) {
 
 }  // namespace
 
+void send_eager(RankState* dest, const Envelope& e, const void* buf, size_t count,
+                const Datatype& type, size_t bytes) {
+    int cls = class_of(bytes);
+    auto* c = new (cell_memory(cls, bytes)) Cell();
+    c->env = e;
+    c->bytes = bytes;
+    c->ops = &kCellOps;
+    c->size_class = static_cast<uint8_t>(cls);
+    pack(buf, count, type, 0, c->data(), bytes);
+    push(dest, c);
+}
+
 void send(Request* s, RankState* dest) {
     const Envelope e{s->context, s->comm->rank, s->tag};
     const size_t bytes = static_cast<size_t>(s->count) * s->type->size;
     if (bytes <= g_intra_eager_limit && s->mode != SendMode::Synchronous) {
-        int cls = class_of(bytes);
-        auto* c = new (cell_memory(cls, bytes)) Cell();
-        c->env = e;
-        c->bytes = bytes;
-        c->ops = &kCellOps;
-        c->size_class = static_cast<uint8_t>(cls);
-        pack(s->buf, static_cast<size_t>(s->count), *s->type, 0, c->data(), bytes);
-        push(dest, c);
+        send_eager(dest, e, s->buf, static_cast<size_t>(s->count), *s->type, bytes);
         complete(s);
         return;
     }

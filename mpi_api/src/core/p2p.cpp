@@ -8,6 +8,7 @@
 #include "mpi_api/comm.hpp"
 #include "mpi_api/datatype.hpp"
 #include "mpi_api/errors.hpp"
+#include "mpi_api/hang_watch.hpp"
 #include "mpi_api/progress.hpp"
 #include "mpi_api/rank.hpp"
 #include "intranode.hpp"
@@ -69,6 +70,19 @@ void p2p_start_send(Request* s) {
         runtime::fatal("rank %d is on another node process but no network is running",
                        dest_world);
     g_remote->start_send(s, dest_world);
+}
+
+bool p2p_send_now(Comm* c, int dest, int tag, const void* buf, int count, const Datatype& type) {
+    // The first test bounds the product.
+    if (type.size > g_intra_eager_limit) return false;
+    const size_t bytes = static_cast<size_t>(count) * type.size;
+    if (bytes > g_intra_eager_limit) return false;
+    RankState* d = world().local(c->peer_world_rank(dest));
+    if (!d) return false;
+    intranode::send_eager(d, Envelope{c->context, c->rank, tag}, buf, static_cast<size_t>(count),
+                          type, bytes);
+    if (hang_watch_on()) c->owner->completions.fetch_add(1, std::memory_order_relaxed);
+    return true;
 }
 
 namespace {
