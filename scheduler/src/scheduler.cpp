@@ -104,6 +104,11 @@ void* current_owner() {
     return tl_thread_owner;
 }
 
+Caller current_caller() {
+    if (Task* t = current_task_or_null()) return {t->owner, true};
+    return {tl_thread_owner, false};
+}
+
 // Not instrumented: called first thing on a new thread, before ThreadSanitizer
 // has set the thread up (see runtime/entry/interpose.cpp).
 __attribute__((no_sanitize("thread"))) void set_thread_owner(void* owner) {

@@ -28,18 +28,43 @@ struct FnStats {
 extern bool g_stats_enabled;
 FnStats* rank_fn_stats(RankState* rank);
 
+// Records the MPI function a rank is in for the length of a call: in the rank
+// for its own task (what the hang watch and error messages read), in a
+// thread_local for the threads a rank created (with MPI_THREAD_MULTIPLE
+// several of them are in MPI at once). Inline: every MPI call runs it twice.
 class ApiScope {
 public:
-    ApiScope(RankState* me, gen::Fn fn);
-    ~ApiScope();
+    ApiScope(RankCaller caller, gen::Fn fn)
+        : me_(caller.rank), in_task_(caller.in_task), fn_(fn) {
+        if (!me_) return;
+        const int f = static_cast<int>(fn);
+        if (in_task_) {
+            outer_ = me_->current_fn.load(std::memory_order_relaxed);
+            me_->current_fn.store(f, std::memory_order_relaxed);
+        } else {
+            outer_ = swap_thread_fn(f);
+        }
+        if (__builtin_expect(g_stats_enabled, 0)) start_stats();
+    }
+    ~ApiScope() {
+        if (!me_) return;
+        if (in_task_) me_->current_fn.store(outer_, std::memory_order_relaxed);
+        else swap_thread_fn(outer_);
+        if (__builtin_expect(g_stats_enabled, 0)) end_stats();
+    }
     ApiScope(const ApiScope&) = delete;
     ApiScope& operator=(const ApiScope&) = delete;
 
 private:
+    // The function a rank's thread is in: sets it, returns the previous one.
+    static int swap_thread_fn(int fn);
+    void start_stats();
+    void end_stats();
+
     RankState* me_;
-    bool in_task_ = false;  // called from the rank's own task (asked once per call)
+    bool in_task_;  // called from the rank's own task
     gen::Fn fn_;
-    gen::Fn outer_;
+    int outer_ = -1;
     int64_t start_ = 0;
 };
 
@@ -65,9 +90,10 @@ int check_root(const Comm* comm, int root);
 
 }  // namespace mpc::mpi
 
-#define MPC_ENTER(Name)                                      \
-    ::mpc::mpi::RankState* const me = ::mpc::mpi::current_rank(); \
-    ::mpc::mpi::ApiScope mpc_api_scope_(me, ::mpc::mpi::gen::Fn::Name)
+#define MPC_ENTER(Name)                                                           \
+    const ::mpc::mpi::RankCaller mpc_caller_ = ::mpc::mpi::current_rank_caller(); \
+    [[maybe_unused]] ::mpc::mpi::RankState* const me = mpc_caller_.rank;          \
+    ::mpc::mpi::ApiScope mpc_api_scope_(mpc_caller_, ::mpc::mpi::gen::Fn::Name)
 
 // Functions that need MPI to be initialized and not finalized.
 #define MPC_ENTER_ACTIVE(Name)                                                 \

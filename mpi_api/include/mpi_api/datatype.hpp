@@ -47,6 +47,7 @@
 #include <vector>
 
 #include "mpi.h"
+#include "mpi_api/handles.hpp"
 #include "runtime/copy.hpp"
 
 namespace mpc::mpi {
@@ -129,8 +130,21 @@ struct Datatype {
     std::atomic<bool> freed{false};  // handle released by MPI_Type_free
 };
 
+// The predefined datatypes by handle index (set up once, never freed): most
+// calls name one, and finding it is then one load.
+inline constexpr uint32_t kPredefinedTypeSlots = 128;
+extern Datatype* g_predefined_types[kPredefinedTypeSlots];
+// Derived types (and invalid handles).
+Datatype* datatype_lookup_pool(MPI_Datatype handle);
+
 // Looks up a live datatype (predefined or derived); nullptr if invalid or freed.
-Datatype* datatype_lookup(MPI_Datatype handle);
+inline Datatype* datatype_lookup(MPI_Datatype handle) {
+    const uint32_t i =
+        static_cast<uint32_t>(handle) - static_cast<uint32_t>(make_handle(HandleKind::Datatype, 0));
+    if (i < kPredefinedTypeSlots)
+        if (Datatype* t = g_predefined_types[i]) return t;
+    return datatype_lookup_pool(handle);
+}
 // Sets up the predefined datatypes. Called once per process (idempotent).
 void datatype_init_predefined();
 

@@ -140,6 +140,16 @@ void world_destroy();
 
 // The calling rank, or nullptr when called from a context that is no rank.
 RankState* current_rank();
+// The calling rank (or nullptr) and whether the caller is the rank's own task
+// rather than a thread it created.
+struct RankCaller {
+    RankState* rank;
+    bool in_task;
+};
+inline RankCaller current_rank_caller() {
+    const sched::Caller c = sched::current_caller();
+    return {static_cast<RankState*>(c.owner), c.in_task};
+}
 // World rank of the caller or -1 (for log messages).
 int current_world_rank();
 

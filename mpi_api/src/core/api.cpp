@@ -19,19 +19,8 @@ FnStats* rank_fn_stats(RankState* rank) {
 
 namespace {
 
-// Where the MPI function being run is kept, for messages: in the rank for its
-// own task (the only one that runs on the rank's behalf there), in a
-// thread_local for the threads a rank created (with MPI_THREAD_MULTIPLE
-// several of them are in MPI at once).
+// The function each thread a rank created is in (see ApiScope).
 thread_local int tl_thread_fn = -1;
-
-// Replaces the function the caller is in; returns the previous one.
-int swap_fn(RankState* me, bool in_task, int fn) {
-    if (!in_task) return std::exchange(tl_thread_fn, fn);
-    const int outer = me->current_fn.load(std::memory_order_relaxed);
-    me->current_fn.store(fn, std::memory_order_relaxed);
-    return outer;
-}
 
 int read_fn(RankState* me) {
     return sched::in_task() ? me->current_fn.load(std::memory_order_relaxed) : tl_thread_fn;
@@ -39,23 +28,20 @@ int read_fn(RankState* me) {
 
 }  // namespace
 
-ApiScope::ApiScope(RankState* me, gen::Fn fn) : me_(me), fn_(fn) {
-    if (!me_) return;
-    in_task_ = sched::in_task();
-    outer_ = static_cast<gen::Fn>(swap_fn(me_, in_task_, static_cast<int>(fn)));
-    if (g_stats_enabled) start_ = runtime::now_ns();
+int ApiScope::swap_thread_fn(int fn) {
+    return std::exchange(tl_thread_fn, fn);
 }
 
-ApiScope::~ApiScope() {
-    if (!me_) return;
-    swap_fn(me_, in_task_, static_cast<int>(outer_));
-    if (g_stats_enabled) {
-        // Threads of one rank may count at the same time.
-        FnStats& s = rank_fn_stats(me_)[static_cast<size_t>(fn_)];
-        std::atomic_ref<uint64_t>(s.calls).fetch_add(1, std::memory_order_relaxed);
-        std::atomic_ref<uint64_t>(s.ns).fetch_add(static_cast<uint64_t>(runtime::now_ns() - start_),
-                                                  std::memory_order_relaxed);
-    }
+void ApiScope::start_stats() {
+    start_ = runtime::now_ns();
+}
+
+void ApiScope::end_stats() {
+    // Threads of one rank may count at the same time.
+    FnStats& s = rank_fn_stats(me_)[static_cast<size_t>(fn_)];
+    std::atomic_ref<uint64_t>(s.calls).fetch_add(1, std::memory_order_relaxed);
+    std::atomic_ref<uint64_t>(s.ns).fetch_add(static_cast<uint64_t>(runtime::now_ns() - start_),
+                                              std::memory_order_relaxed);
 }
 
 const char* current_fn_name(RankState* me) {

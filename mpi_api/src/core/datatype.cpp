@@ -16,6 +16,8 @@
 namespace mpc::mpi {
 namespace {
 
+static_assert(gen::kNumPredefinedTypes + 1 <= static_cast<int>(kPredefinedTypeSlots));
+
 HandlePool<Datatype, HandleKind::Datatype>& pool() {
     // Outlives every thread (handles.hpp).
     static auto* p = new HandlePool<Datatype, HandleKind::Datatype>(gen::kNumPredefinedTypes + 1);
@@ -119,10 +121,15 @@ void datatype_init_predefined() {
 #define MPC_DEFINE_TYPE(name, ctype, cat) define_predefined<ctype>(name, #name, cat);
         MPC_FOR_EACH_PREDEFINED_TYPE(MPC_DEFINE_TYPE)
 #undef MPC_DEFINE_TYPE
+        // Published once all are complete (before any rank runs).
+        for (uint32_t i = 1; i <= static_cast<uint32_t>(gen::kNumPredefinedTypes); ++i)
+            g_predefined_types[i] = pool().at(i);
     });
 }
 
-Datatype* datatype_lookup(MPI_Datatype handle) {
+Datatype* g_predefined_types[kPredefinedTypeSlots];
+
+Datatype* datatype_lookup_pool(MPI_Datatype handle) {
     Datatype* t = pool().lookup(handle);
     if (!t || t->freed.load(std::memory_order_acquire)) return nullptr;
     return t;

@@ -125,6 +125,12 @@ bool in_task();
 int current_vp_index();
 // Owner of the calling context: the task's, or the one a thread inherited.
 void* current_owner();
+// Both answers above in one look (every MPI call asks both).
+struct Caller {
+    void* owner;
+    bool in_task;
+};
+Caller current_caller();
 // Sets the owner of the calling OS thread (threads created by a rank).
 void set_thread_owner(void* owner);
 
