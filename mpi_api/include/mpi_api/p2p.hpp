@@ -51,6 +51,8 @@ void p2p_receive_taken(Incoming* m, Request* r);
 // `copy(dst, n)` where n = min(bytes, r's capacity); flags truncation. For
 // transports that deliver into a matched receive.
 void finish_receive(Request* r, int source, int tag, size_t bytes, size_t copied);
+// Its first half: r's status (and truncation error), without completing r.
+void set_receive_status(Request* r, int source, int tag, size_t bytes, size_t copied);
 // Capacity in bytes of receive r's buffer.
 size_t receive_capacity(const Request* r);
 

@@ -62,6 +62,11 @@ struct RankState {
     int vp = 0;
 
     MatchQueues match;
+    // A small message the rank received straight from the bottom of its inbox
+    // without taking the inbox (intranode.cpp, receive_in_place): still there
+    // until the next drain takes the inbox and frees it. Under match.lock;
+    // atomic because pollers compare the inbox with it without the lock.
+    std::atomic<Incoming*> delivered_in_inbox{nullptr};
 
     // Intra-node messages not matched yet: senders push them here (a lock-free
     // stack, one cache line of its own); the rank, or a rank polling for it,

@@ -296,11 +296,21 @@ bool drain_locked(RankState* r, Deliveries& out) {
             fifo = stack;
             stack = next;
         }
-        if (tail)
-            tail->next = fifo;
-        else
-            head = fifo;
-        tail = last;
+        // The oldest may be a message received in place: done with now.
+        if (Incoming* done = r->delivered_in_inbox.load(std::memory_order_relaxed)) {
+            MPC_CHECK(fifo == done);
+            fifo = done->next;
+            if (!fifo) last = nullptr;
+            free_cell(static_cast<Cell*>(done));
+            r->delivered_in_inbox.store(nullptr, std::memory_order_relaxed);
+        }
+        if (fifo) {
+            if (tail)
+                tail->next = fifo;
+            else
+                head = fifo;
+            tail = last;
+        }
     }
     bool unexpected = false;
     for (Incoming* m; (m = head) && !out.full();) {
@@ -317,6 +327,18 @@ bool drain_locked(RankState* r, Deliveries& out) {
     if (head != old_head) r->backlog_head.store(head, std::memory_order_relaxed);
     if (tail != r->backlog_tail) r->backlog_tail = tail;
     return unexpected;
+}
+
+void release_inbox(RankState* r) {
+    for (Incoming* m = r->inbox.exchange(nullptr, std::memory_order_acquire); m;) {
+        Incoming* next = m->next;
+        if (m->ops == &kCellOps)
+            free_cell(static_cast<Cell*>(m));
+        else
+            delete static_cast<Rendezvous*>(m);
+        m = next;
+    }
+    r->delivered_in_inbox.store(nullptr, std::memory_order_relaxed);
 }
 
 bool help_copy(const RankState* me, bool others) {
@@ -336,12 +358,51 @@ bool help_copy(const RankState* me, bool others) {
     return did;
 }
 
+namespace {
+
+// The owner's poll, lock held. When its inbox holds one message, nothing older
+// is pending, and the message is a small cell that a posted receive takes:
+// copies it into that receive without taking the inbox, and returns the
+// receive, to complete once unlocked (nullptr otherwise: drain as usual).
+// Taking the inbox is an exchange on a line its sender has just written: it
+// waits for the line to come back before the data can move. Left in place,
+// the cell is freed by the next drain (most often the rank's next receive
+// posting, while its peer works on the reply), off the message's path.
+Request* receive_in_place(RankState* r) {
+    if (r->delivered_in_inbox.load(std::memory_order_relaxed) ||
+        r->backlog_head.load(std::memory_order_relaxed))
+        return nullptr;
+    Incoming* m = r->inbox.load(std::memory_order_acquire);
+    if (!m || m->next || m->ops != &kCellOps) return nullptr;
+    auto* c = static_cast<Cell*>(m);
+    if (c->size_class != 0) return nullptr;  // copies under the lock stay short
+    Request* q = r->match.take_posted(c->env);
+    if (!q) return nullptr;
+    const size_t n = std::min(c->bytes, receive_capacity(q));
+    unpack(q->buf, static_cast<size_t>(q->count), *q->type, 0, c->data(), n);
+    set_receive_status(q, c->env.source, c->env.tag, c->bytes, n);
+    r->delivered_in_inbox.store(m, std::memory_order_relaxed);
+    return q;
+}
+
+}  // namespace
+
 bool drain(RankState* r, bool owner) {
-    if (!r->inbox.load(std::memory_order_relaxed) &&
+    Incoming* const newest = r->inbox.load(std::memory_order_relaxed);
+    if ((!newest || newest == r->delivered_in_inbox.load(std::memory_order_relaxed)) &&
         !r->backlog_head.load(std::memory_order_relaxed))
         return false;
-    if (owner) r->match.lock.lock();
-    else if (!r->match.lock.try_lock()) return false;
+    if (newest) __builtin_prefetch(newest);  // overlaps the lock
+    if (owner) {
+        r->match.lock.lock();
+        if (Request* q = receive_in_place(r)) {
+            r->match.lock.unlock();
+            complete(q);
+            return true;
+        }
+    } else if (!r->match.lock.try_lock()) {
+        return false;
+    }
     Deliveries out;
     bool unexpected = false;
     do {

@@ -55,7 +55,11 @@ private:
 // backlog). Returns true when anything became unexpected.
 bool drain_locked(RankState* r, Deliveries& out);
 // Drains r's inbox. The owner waits for the lock; a thief gives up at once.
+// The owner receives a lone small message in place (leaving its cell in the
+// inbox until the next drain, see RankState::delivered_in_inbox).
 bool drain(RankState* r, bool owner);
+// Frees what r's inbox still holds (a world being destroyed, in tests).
+void release_inbox(RankState* r);
 
 // Copies chunks of the large copies running in the node: those of messages
 // `me` sent, and everyone's when `others`. Returns whether it copied any.

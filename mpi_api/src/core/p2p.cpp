@@ -28,7 +28,7 @@ size_t receive_capacity(const Request* r) {
     return static_cast<size_t>(r->count) * r->type->size;
 }
 
-void finish_receive(Request* r, int source, int tag, size_t bytes, size_t copied) {
+void set_receive_status(Request* r, int source, int tag, size_t bytes, size_t copied) {
     set_status(&r->status, source, tag, static_cast<MPI_Count>(copied));
     if (bytes > copied)
         r->status.MPI_ERROR = make_error(
@@ -36,6 +36,10 @@ void finish_receive(Request* r, int source, int tag, size_t bytes, size_t copied
             "a message of %zu bytes from rank %d (tag %d) does not fit the receive buffer of "
             "%zu bytes",
             bytes, source, tag, copied);
+}
+
+void finish_receive(Request* r, int source, int tag, size_t bytes, size_t copied) {
+    set_receive_status(r, source, tag, bytes, copied);
     complete(r);
 }
 

@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "intranode.hpp"
 #include "mpi_api/api.hpp"
 #include "mpi_api/comm.hpp"
 #include "mpi_api/rank.hpp"
@@ -43,6 +44,7 @@ void world_create(int size, int num_nodes, int node_id, const std::vector<int>& 
 }
 
 void world_destroy() {
+    for (RankState* r : g_world.locals) intranode::release_inbox(r);
     g_world.locals.clear();
     g_world.local_of.clear();
     g_rank_storage.clear();

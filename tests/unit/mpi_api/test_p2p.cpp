@@ -74,6 +74,9 @@ int error_class(int code) { return code == MPI_SUCCESS ? MPI_SUCCESS : error_cla
 
 // What the receiver does when it polls: moves its inbox into matching.
 void poll_as(RankState* r) { poll(r->local_index); }
+bool poll_as_did(RankState* r) {
+    return poll(r->local_index);
+}
 
 }  // namespace
 
@@ -96,6 +99,56 @@ TEST_CASE("a message meets its posted receive when the receiver polls", "[p2p]")
     CHECK(r.status.MPI_ERROR == MPI_SUCCESS);
     CHECK(job[1]->match.posted_count() == 0);
     CHECK(job[1]->match.unexpected_count() == 0);
+}
+
+TEST_CASE("a lone small message is received in place; the next drain frees its cell", "[p2p]") {
+    Job job(2);
+    RankState* me = job[1];
+    int a = 11, b = 22, c = 33, got_a = 0, got_b = 0, got_c = 0;
+    Request ra, sa;
+    start_recv(ra, me, &got_a, sizeof got_a, 0, 1);
+    start_send(sa, job[0], &a, sizeof a, 1, 1);
+    poll_as(me);
+    REQUIRE(ra.is_complete());
+    CHECK(got_a == 11);
+    CHECK(ra.status.MPI_SOURCE == 0);
+    CHECK(ra.status.mpc_count == sizeof a);
+    // Its cell is still the inbox's only message, and a poll finds nothing new.
+    CHECK(me->delivered_in_inbox.load() != nullptr);
+    CHECK(me->inbox.load() == me->delivered_in_inbox.load());
+    CHECK_FALSE(poll_as_did(me));
+    // Two more arrive on top of it: the next receive gets the older one, never
+    // the one already delivered; its drain takes the inbox and frees the cell.
+    Request sb, sc;
+    start_send(sb, job[0], &b, sizeof b, 1, 1);
+    start_send(sc, job[0], &c, sizeof c, 1, 1);
+    Request rb, rc;
+    start_recv(rb, me, &got_b, sizeof got_b, 0, 1);
+    REQUIRE(rb.is_complete());
+    CHECK(got_b == 22);
+    CHECK(me->delivered_in_inbox.load() == nullptr);
+    CHECK(me->inbox.load() == nullptr);
+    CHECK(me->match.unexpected_count() == 1);
+    start_recv(rc, me, &got_c, sizeof got_c, 0, 1);
+    REQUIRE(rc.is_complete());
+    CHECK(got_c == 33);
+    CHECK(me->match.unexpected_count() == 0);
+}
+
+TEST_CASE("a message received in place is truncated like any other", "[p2p]") {
+    Job job(2);
+    RankState* me = job[1];
+    const char out[9] = "12345678";
+    char in[4] = {};
+    Request r, s;
+    start_recv(r, me, in, sizeof in, 0, 3);
+    start_send(s, job[0], out, 8, 1, 3);
+    poll_as(me);
+    REQUIRE(r.is_complete());
+    CHECK(me->delivered_in_inbox.load() != nullptr);
+    CHECK(error_class(r.status.MPI_ERROR) == MPI_ERR_TRUNCATE);
+    CHECK(r.status.mpc_count == 4);
+    CHECK(std::memcmp(in, "1234", 4) == 0);
 }
 
 TEST_CASE("a small unexpected message is copied aside: the sender completes at once", "[p2p]") {
