@@ -58,7 +58,8 @@ bool drain_locked(RankState* r, Deliveries& out);
 // The owner receives a lone small message in place (leaving its cell in the
 // inbox until the next drain, see RankState::delivered_in_inbox).
 bool drain(RankState* r, bool owner);
-// Frees what r's inbox still holds (a world being destroyed, in tests).
+// Frees what r's inbox still holds (r is being destroyed: a world in tests, or
+// the ranks at process exit).
 void release_inbox(RankState* r);
 
 // Copies chunks of the large copies running in the node: those of messages

@@ -44,13 +44,16 @@ void world_create(int size, int num_nodes, int node_id, const std::vector<int>& 
 }
 
 void world_destroy() {
-    for (RankState* r : g_world.locals) intranode::release_inbox(r);
     g_world.locals.clear();
     g_world.local_of.clear();
     g_rank_storage.clear();
 }
 
-RankState::~RankState() { delete[] fn_stats; }
+RankState::~RankState() {
+    // The last message a rank received in place is still in its inbox.
+    intranode::release_inbox(this);
+    delete[] fn_stats;
+}
 
 RankState* current_rank() { return static_cast<RankState*>(sched::current_owner()); }
 
