@@ -46,6 +46,23 @@ private:
     Entry* head_ = nullptr;
     std::atomic<int> armed_{0};
 };
+// A rank's inbox: one cache line, written by the ranks of the node that send
+// to it and read by whoever drains it (intranode.cpp has the protocol).
+// `word` is the top of a lock-free stack of pushed messages, newest first,
+// with kSlotBusy set while the line's own slot holds a message (or a sender
+// is filling it). The slot carries a small message in the very line the
+// receiver polls, so receiving it moves one line instead of two.
+struct alignas(64) Inbox {
+    static constexpr uintptr_t kSlotBusy = 1;  // messages are 8-byte aligned
+    static constexpr size_t kSlotPayload = 40;
+
+    std::atomic<uintptr_t> word{0};
+    std::atomic<uint32_t> slot_filled{0};  // the message's size + 1 once written
+    Envelope slot_env{};
+    unsigned char slot_data[kSlotPayload];
+};
+static_assert(sizeof(Inbox) == 64, "the inbox is one cache line");
+
 struct ProbeWaiter;
 struct FnStats;
 struct Request;
@@ -62,16 +79,18 @@ struct RankState {
     int vp = 0;
 
     MatchQueues match;
-    // A small message the rank received straight from the bottom of its inbox
-    // without taking the inbox (intranode.cpp, receive_in_place): still there
-    // until the next drain takes the inbox and frees it. Under match.lock;
-    // atomic because pollers compare the inbox with it without the lock.
-    std::atomic<Incoming*> delivered_in_inbox{nullptr};
+    // The inbox word as it was when the rank last received straight from its
+    // inbox without taking it (intranode.cpp, receive_in_place): the slot's
+    // busy mark, or the address of the lone cell. The inbox holds nothing new
+    // while it still reads that; the next drain takes it and frees the slot or
+    // the cell. Under match.lock; atomic because pollers compare the inbox
+    // with it without the lock.
+    std::atomic<uintptr_t> received_in_place{0};
 
-    // Intra-node messages not matched yet: senders push them here (a lock-free
-    // stack, one cache line of its own); the rank, or a rank polling for it,
-    // moves them into matching in arrival order (intranode.hpp).
-    alignas(64) std::atomic<Incoming*> inbox{nullptr};
+    // Intra-node messages not matched yet, pushed by their senders into one
+    // cache line of their own (see Inbox); the rank, or a rank polling for
+    // it, moves them into matching in arrival order (intranode.hpp).
+    Inbox inbox;
     // Taken from the inbox, not matched yet (both under match.lock; the head is
     // atomic because pollers peek at it without the lock, relaxed).
     alignas(64) std::atomic<Incoming*> backlog_head{nullptr};

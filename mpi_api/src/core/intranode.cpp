@@ -222,23 +222,75 @@ void deliver_rendezvous(Incoming* m, Request* r) {
 const IncomingOps kCellOps{deliver_cell, "intra-node cell"};
 const IncomingOps kRendezvousOps{deliver_rendezvous, "intra-node rendezvous"};
 
-void push(RankState* dest, Incoming* m) {
-    // Guess an empty inbox (the usual case) rather than read it first: a load
-    // before the exchange would fetch the line, shared with the polling
-    // receiver, and the exchange then take it over in a second transfer.
-    Incoming* head = nullptr;
+// ---- The inbox ---------------------------------------------------------------
+//
+// Senders push messages onto a lock-free stack (Inbox::word), newest first;
+// the receiver takes the whole stack with one compare-and-swap and matches it
+// in arrival order. A message of at most kSlotPayload bytes goes into the
+// inbox line's own slot instead when the inbox is empty: the sender claims
+// the slot by swapping the empty word for kSlotBusy, writes the message into
+// the line it now holds, and publishes it with slot_filled. Messages pushed
+// later go on top, so the slot is always the oldest message, and per-sender
+// order holds. The receiver copies the slot out, or receives it in place,
+// and frees it when it takes the inbox (the same compare-and-swap).
+
+Incoming* top_of(uintptr_t word) {
+    return reinterpret_cast<Incoming*>(word & ~Inbox::kSlotBusy);
+}
+
+// Pushes m onto dest's inbox, guessing the word is `guess` (an empty inbox
+// usually: a load before the swap would fetch the line, shared with the
+// polling receiver, and the swap then take it over in a second transfer).
+void push(RankState* dest, Incoming* m, uintptr_t guess) {
+    uintptr_t word = guess;
     do {
-        m->next = head;
-    } while (!dest->inbox.compare_exchange_weak(head, m, std::memory_order_seq_cst,
-                                                std::memory_order_relaxed));
+        m->next = top_of(word);
+    } while (!dest->inbox.word.compare_exchange_weak(
+        word, reinterpret_cast<uintptr_t>(m) | (word & Inbox::kSlotBusy),
+        std::memory_order_seq_cst, std::memory_order_relaxed));
     // A parked receiver (or one that only it may serve, in wait mode) wakes up.
     dest->doorbell.ring();
+}
+
+// Claims dest's slot when its inbox is empty; otherwise leaves the word seen
+// in `word`. The claim pairs with the receiver's release of the slot: its
+// reads of the previous message come before our writes.
+bool claim_slot(Inbox& in, uintptr_t& word) {
+    word = 0;
+    return in.word.compare_exchange_strong(word, Inbox::kSlotBusy, std::memory_order_seq_cst,
+                                           std::memory_order_relaxed);
+}
+
+// The slot's message size, once its sender has written it (a claimed slot is
+// filled within a few stores; its sender does nothing else meanwhile).
+size_t slot_bytes(const Inbox& in) {
+    uint32_t filled = 0;
+    runtime::spin_until(
+        [&] { return (filled = in.slot_filled.load(std::memory_order_acquire)) != 0; });
+    return filled - 1;
+}
+
+// Copies a message into posted receive q: its status is set, completing q is
+// left to the caller (once the matching lock is released).
+void place(Request* q, const Envelope& e, const unsigned char* data, size_t bytes) {
+    const size_t n = std::min(bytes, receive_capacity(q));
+    unpack(q->buf, static_cast<size_t>(q->count), *q->type, 0, data, n);
+    set_receive_status(q, e.source, e.tag, bytes, n);
 }
 
 }  // namespace
 
 void send_eager(RankState* dest, const Envelope& e, const void* buf, size_t count,
                 const Datatype& type, size_t bytes) {
+    Inbox& in = dest->inbox;
+    uintptr_t word = 0;
+    if (bytes <= Inbox::kSlotPayload && claim_slot(in, word)) {
+        in.slot_env = e;
+        pack(buf, count, type, 0, in.slot_data, bytes);
+        in.slot_filled.store(static_cast<uint32_t>(bytes) + 1, std::memory_order_release);
+        dest->doorbell.ring();
+        return;
+    }
     int cls = class_of(bytes);
     auto* c = new (cell_memory(cls, bytes)) Cell();
     c->env = e;
@@ -246,7 +298,7 @@ void send_eager(RankState* dest, const Envelope& e, const void* buf, size_t coun
     c->ops = &kCellOps;
     c->size_class = static_cast<uint8_t>(cls);
     pack(buf, count, type, 0, c->data(), bytes);
-    push(dest, c);
+    push(dest, c, word);
 }
 
 void send(Request* s, RankState* dest) {
@@ -262,13 +314,80 @@ void send(Request* s, RankState* dest) {
     rv->bytes = bytes;
     rv->ops = &kRendezvousOps;
     rv->send = s;
-    push(dest, rv);
+    push(dest, rv, 0);
 }
 
 void Deliveries::deliver_all() {
     for (int i = 0; i < n_; ++i) pairs_[i].m->ops->deliver(pairs_[i].m, pairs_[i].r);
     n_ = 0;
 }
+
+namespace {
+
+// The slot's message, copied into a cell of the receiver's.
+Cell* copy_slot(const Inbox& in) {
+    const size_t bytes = slot_bytes(in);
+    auto* c = new (cell_memory(0, bytes)) Cell();
+    c->env = in.slot_env;
+    c->bytes = bytes;
+    c->ops = &kCellOps;
+    c->size_class = 0;
+    memcpy(c->data(), in.slot_data, bytes);
+    return c;
+}
+
+// With r->match.lock held: takes everything in r's inbox, oldest first, into
+// [first, last], and frees the slot and what was received in place. Returns
+// false when the inbox is empty.
+bool take_inbox(RankState* r, Incoming*& first, Incoming*& last) {
+    // (A swap only when there is something: a new receive drains an empty
+    // inbox most of the time, and a locked instruction costs even on a line
+    // the rank owns.)
+    Inbox& in = r->inbox;
+    uintptr_t word = in.word.load(std::memory_order_acquire);
+    if (word == 0) return false;
+    // The newest message's line is fetched while the swap takes the inbox's
+    // line back from its sender: the two transfers overlap.
+    if (Incoming* top = top_of(word)) __builtin_prefetch(top);
+    const uintptr_t received = r->received_in_place.load(std::memory_order_relaxed);
+    Cell* from_slot = nullptr;
+    if (word & Inbox::kSlotBusy) {
+        if (received != Inbox::kSlotBusy) from_slot = copy_slot(in);
+        in.slot_filled.store(0, std::memory_order_relaxed);  // published by the swap
+    }
+    // Only pushes change the word meanwhile (the slot stays busy until this).
+    while (!in.word.compare_exchange_weak(word, 0, std::memory_order_acq_rel,
+                                          std::memory_order_relaxed)) {
+    }
+    // A stack, newest first: reverse it.
+    Incoming* fifo = nullptr;
+    last = top_of(word);
+    for (Incoming* m = last; m;) {
+        Incoming* next = m->next;
+        m->next = fifo;
+        fifo = m;
+        m = next;
+    }
+    if (received) {
+        // The oldest pushed message may be one received in place: done with now.
+        if (received != Inbox::kSlotBusy) {
+            MPC_CHECK(fifo == top_of(received));
+            fifo = fifo->next;
+            if (!fifo) last = nullptr;
+            free_cell(static_cast<Cell*>(top_of(received)));
+        }
+        r->received_in_place.store(0, std::memory_order_relaxed);
+    }
+    if (from_slot) {
+        from_slot->next = fifo;
+        if (!fifo) last = from_slot;
+        fifo = from_slot;
+    }
+    first = fifo;
+    return true;
+}
+
+}  // namespace
 
 bool drain_locked(RankState* r, Deliveries& out) {
     // The backlog in locals, written back only if it changed: in the common
@@ -277,40 +396,14 @@ bool drain_locked(RankState* r, Deliveries& out) {
     Incoming* const old_head = r->backlog_head.load(std::memory_order_relaxed);
     Incoming* head = old_head;
     Incoming* tail = r->backlog_tail;
-    // Take everything pushed so far: a stack, newest first; append it to the
-    // backlog in arrival order.
-    // (An exchange only when there is something: a new receive drains an
-    // empty inbox most of the time, and a locked instruction costs even on a
-    // line the rank owns.)
-    // The newest message's line is fetched while the exchange takes the
-    // inbox's line back from its sender: the two transfers overlap.
-    Incoming* seen = r->inbox.load(std::memory_order_relaxed);
-    if (seen) __builtin_prefetch(seen);
-    Incoming* stack = seen ? r->inbox.exchange(nullptr, std::memory_order_acquire) : nullptr;
-    if (stack) {
-        Incoming* fifo = nullptr;
-        Incoming* last = stack;
-        while (stack) {
-            Incoming* next = stack->next;
-            stack->next = fifo;
-            fifo = stack;
-            stack = next;
-        }
-        // The oldest may be a message received in place: done with now.
-        if (Incoming* done = r->delivered_in_inbox.load(std::memory_order_relaxed)) {
-            MPC_CHECK(fifo == done);
-            fifo = done->next;
-            if (!fifo) last = nullptr;
-            free_cell(static_cast<Cell*>(done));
-            r->delivered_in_inbox.store(nullptr, std::memory_order_relaxed);
-        }
-        if (fifo) {
-            if (tail)
-                tail->next = fifo;
-            else
-                head = fifo;
-            tail = last;
-        }
+    // Append what arrived to the backlog.
+    Incoming *first = nullptr, *last = nullptr;
+    if (take_inbox(r, first, last) && first) {
+        if (tail)
+            tail->next = first;
+        else
+            head = first;
+        tail = last;
     }
     bool unexpected = false;
     for (Incoming* m; (m = head) && !out.full();) {
@@ -330,7 +423,8 @@ bool drain_locked(RankState* r, Deliveries& out) {
 }
 
 void release_inbox(RankState* r) {
-    for (Incoming* m = r->inbox.exchange(nullptr, std::memory_order_acquire); m;) {
+    const uintptr_t word = r->inbox.word.exchange(0, std::memory_order_acquire);
+    for (Incoming* m = top_of(word); m;) {
         Incoming* next = m->next;
         if (m->ops == &kCellOps)
             free_cell(static_cast<Cell*>(m));
@@ -338,7 +432,8 @@ void release_inbox(RankState* r) {
             delete static_cast<Rendezvous*>(m);
         m = next;
     }
-    r->delivered_in_inbox.store(nullptr, std::memory_order_relaxed);
+    r->inbox.slot_filled.store(0, std::memory_order_relaxed);
+    r->received_in_place.store(0, std::memory_order_relaxed);
 }
 
 bool help_copy(const RankState* me, bool others) {
@@ -361,38 +456,45 @@ bool help_copy(const RankState* me, bool others) {
 namespace {
 
 // The owner's poll, lock held. When its inbox holds one message, nothing older
-// is pending, and the message is a small cell that a posted receive takes:
-// copies it into that receive without taking the inbox, and returns the
-// receive, to complete once unlocked (nullptr otherwise: drain as usual).
-// Taking the inbox is an exchange on a line its sender has just written: it
-// waits for the line to come back before the data can move. Left in place,
-// the cell is freed by the next drain (most often the rank's next receive
-// posting, while its peer works on the reply), off the message's path.
+// is pending, and the message is a small one (in the slot, or a class-0 cell)
+// that a posted receive takes: copies it into that receive without taking the
+// inbox, and returns the receive, to complete once unlocked (nullptr
+// otherwise: drain as usual). Taking the inbox is a swap on a line its sender
+// has just written: it waits for the line to come back before the data can
+// move. The next drain (most often the rank's next receive posting, while its
+// peer works on the reply) frees the slot or the cell, off the message's path.
 Request* receive_in_place(RankState* r) {
-    if (r->delivered_in_inbox.load(std::memory_order_relaxed) ||
+    if (r->received_in_place.load(std::memory_order_relaxed) ||
         r->backlog_head.load(std::memory_order_relaxed))
         return nullptr;
-    Incoming* m = r->inbox.load(std::memory_order_acquire);
-    if (!m || m->next || m->ops != &kCellOps) return nullptr;
-    auto* c = static_cast<Cell*>(m);
-    if (c->size_class != 0) return nullptr;  // copies under the lock stay short
-    Request* q = r->match.take_posted(c->env);
-    if (!q) return nullptr;
-    const size_t n = std::min(c->bytes, receive_capacity(q));
-    unpack(q->buf, static_cast<size_t>(q->count), *q->type, 0, c->data(), n);
-    set_receive_status(q, c->env.source, c->env.tag, c->bytes, n);
-    r->delivered_in_inbox.store(m, std::memory_order_relaxed);
+    const Inbox& in = r->inbox;
+    const uintptr_t word = in.word.load(std::memory_order_acquire);
+    Request* q = nullptr;
+    if (word == Inbox::kSlotBusy) {
+        const size_t bytes = slot_bytes(in);
+        if (!(q = r->match.take_posted(in.slot_env))) return nullptr;
+        place(q, in.slot_env, in.slot_data, bytes);
+    } else {
+        // Not under a busy slot: the slot's message would be older.
+        Incoming* m = reinterpret_cast<Incoming*>(word);
+        if (!m || (word & Inbox::kSlotBusy) || m->next || m->ops != &kCellOps) return nullptr;
+        auto* c = static_cast<Cell*>(m);
+        if (c->size_class != 0) return nullptr;  // copies under the lock stay short
+        if (!(q = r->match.take_posted(c->env))) return nullptr;
+        place(q, c->env, c->data(), c->bytes);
+    }
+    r->received_in_place.store(word, std::memory_order_relaxed);
     return q;
 }
 
 }  // namespace
 
 bool drain(RankState* r, bool owner) {
-    Incoming* const newest = r->inbox.load(std::memory_order_relaxed);
-    if ((!newest || newest == r->delivered_in_inbox.load(std::memory_order_relaxed)) &&
+    const uintptr_t word = r->inbox.word.load(std::memory_order_relaxed);
+    if ((word == 0 || word == r->received_in_place.load(std::memory_order_relaxed)) &&
         !r->backlog_head.load(std::memory_order_relaxed))
         return false;
-    if (newest) __builtin_prefetch(newest);  // overlaps the lock
+    if (Incoming* top = top_of(word)) __builtin_prefetch(top);  // overlaps the lock
     if (owner) {
         r->match.lock.lock();
         if (Request* q = receive_in_place(r)) {

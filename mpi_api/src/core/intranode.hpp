@@ -4,10 +4,12 @@
 // receiver's inbox: the data itself for small messages (the sender completes
 // at once), or a pointer to the sender's buffer for large and synchronous
 // ones (one copy, by whoever matches, straight into the receive buffer; the
-// sender completes then). The sender never touches the receiver's matching
-// state, so a message costs it one cache line of the receiver's; the receiver
-// (or, in collaborative mode, any rank polling for it) takes the inbox in one
-// exchange and matches in arrival order. No system call on any of it.
+// sender completes then). A message of a few words, when the inbox is empty,
+// travels in the inbox's own cache line instead (its slot, see Inbox). The
+// sender never touches the receiver's matching state, so a message costs it
+// one or two cache lines of the receiver's; the receiver (or, in
+// collaborative mode, any rank polling for it) takes the inbox in one swap
+// and matches in arrival order. No system call on any of it.
 // A large copy is shared: ranks that poll while it runs (its sender, waiting
 // for it, first) copy chunks of it too.
 #pragma once
@@ -55,8 +57,8 @@ private:
 // backlog). Returns true when anything became unexpected.
 bool drain_locked(RankState* r, Deliveries& out);
 // Drains r's inbox. The owner waits for the lock; a thief gives up at once.
-// The owner receives a lone small message in place (leaving its cell in the
-// inbox until the next drain, see RankState::delivered_in_inbox).
+// The owner receives a lone small message in place (leaving it in the inbox
+// until the next drain, see RankState::received_in_place).
 bool drain(RankState* r, bool owner);
 // Frees what r's inbox still holds (r is being destroyed: a world in tests, or
 // the ranks at process exit).

@@ -101,24 +101,26 @@ TEST_CASE("a message meets its posted receive when the receiver polls", "[p2p]")
     CHECK(job[1]->match.unexpected_count() == 0);
 }
 
-TEST_CASE("a lone small message is received in place; the next drain frees its cell", "[p2p]") {
+TEST_CASE("a lone small message travels in the inbox's slot, received in place", "[p2p]") {
     Job job(2);
     RankState* me = job[1];
     int a = 11, b = 22, c = 33, got_a = 0, got_b = 0, got_c = 0;
     Request ra, sa;
     start_recv(ra, me, &got_a, sizeof got_a, 0, 1);
     start_send(sa, job[0], &a, sizeof a, 1, 1);
+    CHECK(sa.is_complete());
+    CHECK(me->inbox.word.load() == Inbox::kSlotBusy);  // in the slot, no cell
     poll_as(me);
     REQUIRE(ra.is_complete());
     CHECK(got_a == 11);
     CHECK(ra.status.MPI_SOURCE == 0);
     CHECK(ra.status.mpc_count == sizeof a);
-    // Its cell is still the inbox's only message, and a poll finds nothing new.
-    CHECK(me->delivered_in_inbox.load() != nullptr);
-    CHECK(me->inbox.load() == me->delivered_in_inbox.load());
+    // The slot stays busy until the next drain, and a poll finds nothing new.
+    CHECK(me->received_in_place.load() == Inbox::kSlotBusy);
+    CHECK(me->inbox.word.load() == Inbox::kSlotBusy);
     CHECK_FALSE(poll_as_did(me));
-    // Two more arrive on top of it: the next receive gets the older one, never
-    // the one already delivered; its drain takes the inbox and frees the cell.
+    // Two more arrive meanwhile, in cells: the next receive gets the older
+    // one, never the one already delivered; its drain frees the slot.
     Request sb, sc;
     start_send(sb, job[0], &b, sizeof b, 1, 1);
     start_send(sc, job[0], &c, sizeof c, 1, 1);
@@ -126,29 +128,100 @@ TEST_CASE("a lone small message is received in place; the next drain frees its c
     start_recv(rb, me, &got_b, sizeof got_b, 0, 1);
     REQUIRE(rb.is_complete());
     CHECK(got_b == 22);
-    CHECK(me->delivered_in_inbox.load() == nullptr);
-    CHECK(me->inbox.load() == nullptr);
+    CHECK(me->received_in_place.load() == 0);
+    CHECK(me->inbox.word.load() == 0);
     CHECK(me->match.unexpected_count() == 1);
     start_recv(rc, me, &got_c, sizeof got_c, 0, 1);
     REQUIRE(rc.is_complete());
     CHECK(got_c == 33);
     CHECK(me->match.unexpected_count() == 0);
+    // The slot is free again.
+    Request sd;
+    start_send(sd, job[0], &a, sizeof a, 1, 2);
+    CHECK(me->inbox.word.load() == Inbox::kSlotBusy);
+}
+
+TEST_CASE("a lone small cell is received in place; the next drain frees it", "[p2p]") {
+    Job job(2);
+    RankState* me = job[1];
+    // Too big for the slot, small enough for an in-place copy.
+    auto a = pattern(Inbox::kSlotPayload + 8, 1), b = pattern(Inbox::kSlotPayload + 8, 2);
+    std::vector<unsigned char> got_a(a.size()), got_b(b.size());
+    Request ra, sa;
+    start_recv(ra, me, got_a.data(), got_a.size(), 0, 1);
+    start_send(sa, job[0], a.data(), a.size(), 1, 1);
+    const uintptr_t cell = me->inbox.word.load();
+    CHECK(cell != 0);
+    CHECK((cell & Inbox::kSlotBusy) == 0);
+    poll_as(me);
+    REQUIRE(ra.is_complete());
+    CHECK(got_a == a);
+    CHECK(me->received_in_place.load() == cell);
+    CHECK(me->inbox.word.load() == cell);
+    CHECK_FALSE(poll_as_did(me));
+    // A small one arrives on top: not into the slot (the inbox is not empty).
+    Request sb, rb;
+    start_send(sb, job[0], b.data(), 4, 1, 1);
+    CHECK((me->inbox.word.load() & Inbox::kSlotBusy) == 0);
+    start_recv(rb, me, got_b.data(), got_b.size(), 0, 1);
+    REQUIRE(rb.is_complete());
+    CHECK(rb.status.mpc_count == 4);
+    CHECK(std::equal(b.begin(), b.begin() + 4, got_b.begin()));
+    CHECK(me->received_in_place.load() == 0);
+    CHECK(me->inbox.word.load() == 0);
 }
 
 TEST_CASE("a message received in place is truncated like any other", "[p2p]") {
     Job job(2);
     RankState* me = job[1];
-    const char out[9] = "12345678";
-    char in[4] = {};
+    const size_t size = GENERATE(size_t{8}, Inbox::kSlotPayload, Inbox::kSlotPayload + 1, size_t{64});
+    const auto out = pattern(size, 3);
+    unsigned char in[4] = {};
     Request r, s;
     start_recv(r, me, in, sizeof in, 0, 3);
-    start_send(s, job[0], out, 8, 1, 3);
+    start_send(s, job[0], out.data(), out.size(), 1, 3);
+    CHECK(((me->inbox.word.load() & Inbox::kSlotBusy) != 0) == (size <= Inbox::kSlotPayload));
     poll_as(me);
     REQUIRE(r.is_complete());
-    CHECK(me->delivered_in_inbox.load() != nullptr);
+    CHECK(me->received_in_place.load() != 0);
     CHECK(error_class(r.status.MPI_ERROR) == MPI_ERR_TRUNCATE);
     CHECK(r.status.mpc_count == 4);
-    CHECK(std::memcmp(in, "1234", 4) == 0);
+    CHECK(std::equal(in, in + 4, out.begin()));
+}
+
+TEST_CASE("the slot's message is the oldest: unexpected, it matches before later ones", "[p2p]") {
+    Job job(3);
+    RankState* me = job[1];
+    int a = 1, b = 2, c = 3;
+    Request sa, sb, sc;
+    start_send(sa, job[0], &a, sizeof a, 1, 5);  // the slot
+    start_send(sb, job[2], &b, sizeof b, 1, 5);  // a cell, from another sender
+    start_send(sc, job[0], &c, sizeof c, 1, 5);  // a cell
+    CHECK((me->inbox.word.load() & Inbox::kSlotBusy) != 0);
+    poll_as(me);  // nothing posted: all three become unexpected, slot freed
+    CHECK(me->inbox.word.load() == 0);
+    CHECK(me->match.unexpected_count() == 3);
+    int got[3] = {};
+    MPI_Status st[3];
+    for (int i = 0; i < 3; ++i) {
+        Request r;
+        start_recv(r, me, &got[i], sizeof got[i], MPI_ANY_SOURCE, 5);
+        REQUIRE(r.is_complete());
+        st[i] = r.status;
+    }
+    CHECK(got[0] == 1);
+    CHECK(st[0].MPI_SOURCE == 0);
+    CHECK(got[1] == 2);
+    CHECK(st[1].MPI_SOURCE == 2);
+    CHECK(got[2] == 3);
+    // Probing sees the slot's message too, with its size.
+    Request sd;
+    const double d = 2.5;
+    start_send(sd, job[2], &d, sizeof d, 1, 6);
+    MPI_Status ps;
+    CHECK(p2p_probe(me, me->world.context, MPI_ANY_SOURCE, 6, &ps, nullptr));
+    CHECK(ps.MPI_SOURCE == 2);
+    CHECK(ps.mpc_count == sizeof d);
 }
 
 TEST_CASE("a small unexpected message is copied aside: the sender completes at once", "[p2p]") {
