@@ -6,6 +6,8 @@
 // point raises it on the right communicator (see errors.hpp).
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 
 #include "mpi.h"
@@ -34,8 +36,9 @@ FnStats* rank_fn_stats(RankState* rank);
 // several of them are in MPI at once). Inline: every MPI call runs it twice.
 class ApiScope {
 public:
-    ApiScope(RankCaller caller, gen::Fn fn)
-        : me_(caller.rank), in_task_(caller.in_task), fn_(fn) {
+    // The caller as the scheduler knows it: a rank's state is its owner.
+    ApiScope(sched::Caller caller, gen::Fn fn)
+        : me_(static_cast<RankState*>(caller.owner)), in_task_(caller.in_task), fn_(fn) {
         if (!me_) return;
         const int f = static_cast<int>(fn);
         if (in_task_) {
@@ -54,6 +57,7 @@ public:
     }
     ApiScope(const ApiScope&) = delete;
     ApiScope& operator=(const ApiScope&) = delete;
+    RankState* rank() const { return me_; }  // the calling rank, or nullptr
 
 private:
     // The function a rank's thread is in: sets it, returns the previous one.
@@ -83,6 +87,19 @@ int check_comm(MPI_Comm handle, Comm** out);
 int check_type(MPI_Datatype handle, Datatype** out, bool need_commit = true);
 int check_count(int count);
 int check_buffer(const void* buf, int count, const Datatype* type);
+// check_buffer's bound: every byte count computed from count and the type
+// (data, packed, external32, span in memory) fits the address space, or it
+// would wrap.
+inline uint64_t bytes_per_element(const Datatype& t) {
+    const uint64_t span = static_cast<uint64_t>(t.extent < 0 ? -t.extent : t.extent);
+    return std::max<uint64_t>({t.size, t.external_size, span});
+}
+inline bool count_fits(int count, const Datatype& t) {
+    uint64_t bytes = 0;
+    return count <= 0 || (!__builtin_mul_overflow(static_cast<uint64_t>(count),
+                                                  bytes_per_element(t), &bytes) &&
+                          bytes <= static_cast<uint64_t>(PTRDIFF_MAX));
+}
 int check_send_rank(const Comm* comm, int rank);                   // or PROC_NULL
 int check_recv_rank(const Comm* comm, int rank);                   // or PROC_NULL / ANY_SOURCE
 int check_tag(int tag, bool allow_any);
@@ -90,10 +107,10 @@ int check_root(const Comm* comm, int root);
 
 }  // namespace mpc::mpi
 
-#define MPC_ENTER(Name)                                                           \
-    const ::mpc::mpi::RankCaller mpc_caller_ = ::mpc::mpi::current_rank_caller(); \
-    [[maybe_unused]] ::mpc::mpi::RankState* const me = mpc_caller_.rank;          \
-    ::mpc::mpi::ApiScope mpc_api_scope_(mpc_caller_, ::mpc::mpi::gen::Fn::Name)
+#define MPC_ENTER(Name)                                                        \
+    ::mpc::mpi::ApiScope mpc_api_scope_(::mpc::sched::current_caller(),        \
+                                        ::mpc::mpi::gen::Fn::Name);            \
+    [[maybe_unused]] ::mpc::mpi::RankState* const me = mpc_api_scope_.rank()
 
 // Functions that need MPI to be initialized and not finalized.
 #define MPC_ENTER_ACTIVE(Name)                                                 \

@@ -56,8 +56,11 @@ inline constexpr uint32_t kSelfContext = 2;
 inline constexpr uint32_t kFirstFreeContext = 4;
 
 // The calling rank's communicator for handle, or nullptr when invalid or when
-// it belongs to another rank.
+// it belongs to another rank. (comm_lookup(me, handle) in rank.hpp when the
+// caller is known.)
 Comm* comm_lookup(MPI_Comm handle);
+// A communicator me created (not a predefined one), or nullptr.
+Comm* comm_lookup_created(const RankState* me, MPI_Comm handle);
 // The live communicator behind handle whoever owns it, for error messages
 // (ranks of a node process may share globals, hence handles).
 Comm* comm_lookup_any(MPI_Comm handle);

@@ -164,15 +164,12 @@ void world_destroy();
 
 // The calling rank, or nullptr when called from a context that is no rank.
 RankState* current_rank();
-// The calling rank (or nullptr) and whether the caller is the rank's own task
-// rather than a thread it created.
-struct RankCaller {
-    RankState* rank;
-    bool in_task;
-};
-inline RankCaller current_rank_caller() {
-    const sched::Caller c = sched::current_caller();
-    return {static_cast<RankState*>(c.owner), c.in_task};
+// me's communicator for handle, or nullptr when invalid or another rank's;
+// the predefined ones without a look-up.
+inline Comm* comm_lookup(RankState* me, MPI_Comm handle) {
+    if (handle == MPI_COMM_WORLD) return &me->world;
+    if (handle == MPI_COMM_SELF) return &me->self;
+    return comm_lookup_created(me, handle);
 }
 // World rank of the caller or -1 (for log messages).
 int current_world_rank();

@@ -14,7 +14,7 @@ namespace {
 // false and takes the general path.
 bool send_now(RankState* me, const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
               MPI_Comm comm) {
-    Comm* c = own_comm(me, comm);
+    Comm* c = comm_lookup(me, comm);
     const Datatype* t = datatype_lookup(datatype);
     return plain_p2p_args(c, t, buf, count, dest, tag, false) &&
            p2p_send_now(c, dest, tag, buf, count, *t);

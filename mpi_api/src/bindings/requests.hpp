@@ -11,14 +11,6 @@
 
 namespace mpc::mpi {
 
-// The caller's communicator behind a handle, or nullptr; the predefined ones
-// without a look-up.
-inline Comm* own_comm(RankState* me, MPI_Comm handle) {
-    if (handle == MPI_COMM_WORLD) return &me->world;
-    if (handle == MPI_COMM_SELF) return &me->self;
-    return comm_lookup(handle);
-}
-
 // The arguments of nearly every point-to-point call (a valid communicator, a
 // committed contiguous type, a real buffer, a peer and a tag in range; a
 // wildcard for receives), recognised in a few compares. False means "look
@@ -27,12 +19,7 @@ inline Comm* own_comm(RankState* me, MPI_Comm handle) {
 inline bool plain_p2p_args(const Comm* c, const Datatype* t, const void* buf, int count, int peer,
                            int tag, bool recv) {
     if (!c || !t || !t->committed || !t->contiguous || count < 0 || (!buf && count)) return false;
-    // check_buffer's bound: every byte count of the data fits the address space.
-    uint64_t span;
-    if (__builtin_mul_overflow(static_cast<uint64_t>(count),
-                               std::max<uint64_t>(t->size, t->external_size), &span) ||
-        span > static_cast<uint64_t>(PTRDIFF_MAX))
-        return false;
+    if (!count_fits(count, *t)) return false;
     const bool peer_ok = peer >= 0 ? peer < c->remote_size() : recv && peer == MPI_ANY_SOURCE;
     const bool tag_ok = tag >= 0 ? tag <= kTagUpperBound : recv && tag == MPI_ANY_TAG;
     return peer_ok && tag_ok;
@@ -48,7 +35,7 @@ int check_p2p(Request::Kind kind, const void* buf, int count, MPI_Datatype datat
 // the code and sets *comm_out to the communicator to raise it on (may be null).
 inline int setup_p2p(Request* r, RankState* me, Request::Kind kind, const void* buf, int count,
                      MPI_Datatype datatype, int peer, int tag, MPI_Comm comm, Comm** comm_out) {
-    Comm* c = own_comm(me, comm);
+    Comm* c = comm_lookup(me, comm);
     Datatype* t = datatype_lookup(datatype);
     *comm_out = c;
     if (!plain_p2p_args(c, t, buf, count, peer, tag, kind == Request::Kind::Recv))

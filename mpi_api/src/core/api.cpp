@@ -98,15 +98,9 @@ int check_buffer(const void* buf, int count, const Datatype* type) {
     // NULL is MPI_BOTTOM, legitimate with absolute addresses in the datatype.
     if (!buf && count > 0 && type->size > 0 && type->true_lb == 0)
         return make_error(MPI_ERR_BUFFER, "NULL buffer with count %d", count);
-    // Every byte count computed from count and the type (data, packed,
-    // external32, span in memory) must fit the address space, or it wraps.
-    const uint64_t span = static_cast<uint64_t>(type->extent < 0 ? -type->extent : type->extent);
-    const uint64_t unit = std::max<uint64_t>({type->size, type->external_size, span});
-    uint64_t bytes = 0;
-    if (count > 0 && (__builtin_mul_overflow(static_cast<uint64_t>(count), unit, &bytes) ||
-                      bytes > static_cast<uint64_t>(PTRDIFF_MAX)))
+    if (!count_fits(count, *type))
         return make_error(MPI_ERR_COUNT, "%d elements of %llu bytes exceed the address space",
-                          count, static_cast<unsigned long long>(unit));
+                          count, static_cast<unsigned long long>(bytes_per_element(*type)));
     return MPI_SUCCESS;
 }
 

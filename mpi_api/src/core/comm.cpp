@@ -19,9 +19,10 @@ HandlePool<Comm, HandleKind::Comm>& pool() {
 
 Comm* comm_lookup(MPI_Comm handle) {
     RankState* me = current_rank();
-    if (!me) return nullptr;
-    if (handle == MPI_COMM_WORLD) return &me->world;
-    if (handle == MPI_COMM_SELF) return &me->self;
+    return me ? comm_lookup(me, handle) : nullptr;
+}
+
+Comm* comm_lookup_created(const RankState* me, MPI_Comm handle) {
     Comm* c = pool().lookup(handle);
     return c && c->owner == me ? c : nullptr;
 }

@@ -303,8 +303,9 @@ void unpack_walk(void* buf, size_t count, const Datatype& type, size_t offset, c
 void typed_copy(const void* sbuf, size_t scount, const Datatype& stype, void* rbuf, size_t rcount,
                 const Datatype& rtype, size_t bytes) {
     if (bytes == 0) return;
-    const char* s0 = as_ptr(offset_by(reinterpret_cast<uintptr_t>(sbuf), stype.true_lb));
-    char* r0 = as_ptr(offset_by(reinterpret_cast<uintptr_t>(rbuf), rtype.true_lb));
+    // Where the data starts, for the sides that are contiguous.
+    const unsigned char* s0 = contiguous_data(sbuf, stype);
+    unsigned char* r0 = contiguous_data(rbuf, rtype);
     if (stype.contiguous && rtype.contiguous) {
         memcpy(r0, s0, bytes);
         return;
