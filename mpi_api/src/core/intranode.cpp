@@ -453,41 +453,42 @@ bool help_copy(const RankState* me, bool others) {
     return did;
 }
 
-namespace {
-
-// The owner's poll, lock held. When its inbox holds one message, nothing older
-// is pending, and the message is a small one (in the slot, or a class-0 cell)
-// that a posted receive takes: copies it into that receive without taking the
-// inbox, and returns the receive, to complete once unlocked (nullptr
-// otherwise: drain as usual). Taking the inbox is a swap on a line its sender
-// has just written: it waits for the line to come back before the data can
-// move. The next drain (most often the rank's next receive posting, while its
-// peer works on the reply) frees the slot or the cell, off the message's path.
-Request* receive_in_place(RankState* r) {
+Request* receive_in_place(RankState* r, Request* posting) {
     if (r->received_in_place.load(std::memory_order_relaxed) ||
         r->backlog_head.load(std::memory_order_relaxed))
         return nullptr;
     const Inbox& in = r->inbox;
     const uintptr_t word = in.word.load(std::memory_order_acquire);
-    Request* q = nullptr;
+    const Envelope* e;
+    const unsigned char* data;
+    size_t bytes;
     if (word == Inbox::kSlotBusy) {
-        const size_t bytes = slot_bytes(in);
-        if (!(q = r->match.take_posted(in.slot_env))) return nullptr;
-        place(q, in.slot_env, in.slot_data, bytes);
+        bytes = slot_bytes(in);
+        e = &in.slot_env;
+        data = in.slot_data;
     } else {
         // Not under a busy slot: the slot's message would be older.
-        Incoming* m = reinterpret_cast<Incoming*>(word);
-        if (!m || (word & Inbox::kSlotBusy) || m->next || m->ops != &kCellOps) return nullptr;
-        auto* c = static_cast<Cell*>(m);
-        if (c->size_class != 0) return nullptr;  // copies under the lock stay short
-        if (!(q = r->match.take_posted(c->env))) return nullptr;
-        place(q, c->env, c->data(), c->bytes);
+        auto* c = static_cast<Cell*>(reinterpret_cast<Incoming*>(word));
+        // (Class 0 only: copies under the lock stay short.)
+        if (!c || (word & Inbox::kSlotBusy) || c->next || c->ops != &kCellOps ||
+            c->size_class != 0)
+            return nullptr;
+        bytes = c->bytes;
+        e = &c->env;
+        data = c->data();
     }
+    // The oldest posted receive it matches has it; else the one being posted,
+    // unless an older unexpected message matches that one.
+    Request* q = r->match.take_posted(*e);
+    if (!q && posting && posting->context == e->context &&
+        envelope_matches(posting->peer, posting->tag, *e) &&
+        !r->match.find_unexpected(posting->context, posting->peer, posting->tag))
+        q = posting;
+    if (!q) return nullptr;
+    place(q, *e, data, bytes);
     r->received_in_place.store(word, std::memory_order_relaxed);
     return q;
 }
-
-}  // namespace
 
 bool drain(RankState* r, bool owner) {
     const uintptr_t word = r->inbox.word.load(std::memory_order_relaxed);
@@ -495,15 +496,14 @@ bool drain(RankState* r, bool owner) {
         !r->backlog_head.load(std::memory_order_relaxed))
         return false;
     if (Incoming* top = top_of(word)) __builtin_prefetch(top);  // overlaps the lock
-    if (owner) {
+    if (owner)
         r->match.lock.lock();
-        if (Request* q = receive_in_place(r)) {
-            r->match.lock.unlock();
-            complete(q);
-            return true;
-        }
-    } else if (!r->match.lock.try_lock()) {
+    else if (!r->match.lock.try_lock())
         return false;
+    if (Request* q = receive_in_place(r, nullptr)) {
+        r->match.lock.unlock();
+        complete(q);
+        return true;
     }
     Deliveries out;
     bool unexpected = false;

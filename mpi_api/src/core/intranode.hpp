@@ -57,9 +57,20 @@ private:
 // backlog). Returns true when anything became unexpected.
 bool drain_locked(RankState* r, Deliveries& out);
 // Drains r's inbox. The owner waits for the lock; a thief gives up at once.
-// The owner receives a lone small message in place (leaving it in the inbox
-// until the next drain, see RankState::received_in_place).
+// A lone small message is received in place (see receive_in_place).
 bool drain(RankState* r, bool owner);
+// With r->match.lock held: when r's inbox holds one small message (in the
+// slot, or a class-0 cell) and nothing older is pending, gives it to the
+// oldest posted receive it matches, or else to `posting` (a receive being
+// posted, or nullptr) unless an older unexpected message matches that one.
+// The message is copied without taking the inbox; returns the receive it
+// went to, to complete once unlocked, or nullptr. Taking the inbox is a swap
+// on a line its sender has just written: it waits for the line to come back
+// before the data can move. The next drain (most often the rank's next
+// receive posting, while its peer works on the reply) frees the slot or the
+// cell, off the message's path; for a receive posted late it also saves
+// moving the message through the unexpected queue.
+Request* receive_in_place(RankState* r, Request* posting);
 // Frees what r's inbox still holds (r is being destroyed: a world in tests, or
 // the ranks at process exit).
 void release_inbox(RankState* r);

@@ -91,12 +91,11 @@ bool p2p_send_now(Comm* c, int dest, int tag, const void* buf, int count, const 
 
 namespace {
 
-// Takes the lock of me's matching with every message that arrived before this
-// point moved into matching: a new receive or probe must see them all.
-// Returns with the lock held; `out` holds matches to deliver after unlocking.
-bool lock_with_inbox_drained(RankState* me, intranode::Deliveries& out) {
+// With the lock of me's matching held: moves every message that arrived before
+// this point into matching (a new receive or probe must see them all). `out`
+// holds matches to deliver after unlocking.
+bool drain_all_locked(RankState* me, intranode::Deliveries& out) {
     MatchQueues& q = me->match;
-    q.lock.lock();
     bool unexpected = false;
     for (;;) {
         unexpected |= intranode::drain_locked(me, out);
@@ -107,17 +106,31 @@ bool lock_with_inbox_drained(RankState* me, intranode::Deliveries& out) {
     }
 }
 
+// The same, taking the lock first; returns with it held.
+bool lock_with_inbox_drained(RankState* me, intranode::Deliveries& out) {
+    me->match.lock.lock();
+    return drain_all_locked(me, out);
+}
+
 }  // namespace
 
 void p2p_start_recv(Request* r) {
     RankState* me = r->rank;
     MatchQueues& q = me->match;
+    q.lock.lock();
+    Request* in_place = intranode::receive_in_place(me, r);
+    if (in_place == r) {
+        q.lock.unlock();
+        complete(r);
+        return;
+    }
     intranode::Deliveries out;
-    bool unexpected = lock_with_inbox_drained(me, out);
+    bool unexpected = drain_all_locked(me, out);
     Incoming* m = q.find_unexpected(r->context, r->peer, r->tag);
     if (m) q.remove_unexpected(m);
     else q.add_posted(r);
     q.lock.unlock();
+    if (in_place) complete(in_place);  // an older posted receive had it
     out.deliver_all();
     if (unexpected) wake_prober(me);
     if (m) m->ops->deliver(m, r);

@@ -141,6 +141,52 @@ TEST_CASE("a lone small message travels in the inbox's slot, received in place",
     CHECK(me->inbox.word.load() == Inbox::kSlotBusy);
 }
 
+TEST_CASE("a receive posted late takes the slot's message in place, in matching order", "[p2p]") {
+    Job job(2);
+    RankState* me = job[1];
+    int x = 1, y = 2, z = 3, got = 0;
+    Request sx, sy, sz;
+    start_send(sx, job[0], &x, sizeof x, 1, 7);
+    Request r1;
+    start_recv(r1, me, &got, sizeof got, 0, 7);  // straight from the slot
+    REQUIRE(r1.is_complete());
+    CHECK(got == 1);
+    CHECK(me->received_in_place.load() == Inbox::kSlotBusy);
+    CHECK(me->match.unexpected_count() == 0);
+    // A receive the slot's message does not match drains as usual.
+    Request r2;
+    start_recv(r2, me, &got, sizeof got, 0, 8);
+    CHECK_FALSE(r2.is_complete());
+    CHECK(me->inbox.word.load() == 0);
+    CHECK(me->received_in_place.load() == 0);
+    start_send(sy, job[0], &y, sizeof y, 1, 7);
+    poll_as(me);  // y: unexpected (the posted receive wants tag 8)
+    CHECK(me->match.unexpected_count() == 1);
+    start_send(sz, job[0], &z, sizeof z, 1, 7);  // z: in the slot again
+    CHECK(me->inbox.word.load() == Inbox::kSlotBusy);
+    Request r3, r4;
+    start_recv(r3, me, &got, sizeof got, 0, 7);  // the older one first
+    REQUIRE(r3.is_complete());
+    CHECK(got == 2);
+    start_recv(r4, me, &got, sizeof got, MPI_ANY_SOURCE, MPI_ANY_TAG);
+    REQUIRE(r4.is_complete());
+    CHECK(got == 3);
+    CHECK(me->match.unexpected_count() == 0);
+    // A receive posted earlier that matches it has it, not the one posted now.
+    int w = 4, v = 5, got2 = 0;
+    Request sw, sv, r5;
+    start_send(sw, job[0], &w, sizeof w, 1, 8);
+    CHECK(me->inbox.word.load() == Inbox::kSlotBusy);
+    start_recv(r5, me, &got2, sizeof got2, 0, MPI_ANY_TAG);
+    REQUIRE(r2.is_complete());
+    CHECK(got == 4);
+    CHECK_FALSE(r5.is_complete());
+    start_send(sv, job[0], &v, sizeof v, 1, 9);
+    poll_as(me);
+    REQUIRE(r5.is_complete());
+    CHECK(got2 == 5);
+}
+
 TEST_CASE("a lone small cell is received in place; the next drain frees it", "[p2p]") {
     Job job(2);
     RankState* me = job[1];
