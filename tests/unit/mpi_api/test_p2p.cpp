@@ -268,6 +268,13 @@ TEST_CASE("the slot's message is the oldest: unexpected, it matches before later
     CHECK(p2p_probe(me, me->world.context, MPI_ANY_SOURCE, 6, &ps, nullptr));
     CHECK(ps.MPI_SOURCE == 2);
     CHECK(ps.mpc_count == sizeof d);
+    // Copied aside intact (and nothing is left behind when the world goes).
+    double got_d = 0;
+    Request rd;
+    start_recv(rd, me, &got_d, sizeof got_d, 2, 6);
+    REQUIRE(rd.is_complete());
+    CHECK(got_d == 2.5);
+    CHECK(me->match.unexpected_count() == 0);
 }
 
 TEST_CASE("a small unexpected message is copied aside: the sender completes at once", "[p2p]") {
