@@ -118,6 +118,20 @@ void release_cell_memory(void* m, int cls) {
     p.free[cls].push_back(m);
 }
 
+void deliver_cell(Incoming* m, Request* r);
+const IncomingOps kCellOps{deliver_cell, "intra-node cell"};
+
+// A cell for a message of `bytes` from envelope e, its data to be written.
+Cell* new_cell(const Envelope& e, size_t bytes) {
+    const int cls = class_of(bytes);
+    auto* c = new (cell_memory(cls, bytes)) Cell();
+    c->env = e;
+    c->bytes = bytes;
+    c->ops = &kCellOps;
+    c->size_class = static_cast<uint8_t>(cls);
+    return c;
+}
+
 void free_cell(Cell* c) {
     int cls = c->size_class;
     c->~Cell();
@@ -126,14 +140,19 @@ void free_cell(Cell* c) {
 
 // ---- Delivery (a receive matched the message) ----------------------------------
 
+// Copies a message into posted receive q: its status is set, completing q is
+// left to the caller (once the matching lock is released).
+void place(Request* q, const Envelope& e, const unsigned char* data, size_t bytes) {
+    const size_t n = std::min(bytes, receive_capacity(q));
+    unpack(q->buf, static_cast<size_t>(q->count), *q->type, 0, data, n);
+    set_receive_status(q, e.source, e.tag, bytes, n);
+}
+
 void deliver_cell(Incoming* m, Request* r) {
     auto* c = static_cast<Cell*>(m);
-    size_t n = std::min(c->bytes, receive_capacity(r));
-    unpack(r->buf, static_cast<size_t>(r->count), *r->type, 0, c->data(), n);
-    const Envelope e = c->env;
-    const size_t bytes = c->bytes;
+    place(r, c->env, c->data(), c->bytes);
     free_cell(c);
-    finish_receive(r, e.source, e.tag, bytes, n);
+    complete(r);
 }
 
 // ---- Shared copies: waiting ranks help move a large message ------------------
@@ -219,7 +238,6 @@ void deliver_rendezvous(Incoming* m, Request* r) {
     complete(s);
 }
 
-const IncomingOps kCellOps{deliver_cell, "intra-node cell"};
 const IncomingOps kRendezvousOps{deliver_rendezvous, "intra-node rendezvous"};
 
 // ---- The inbox ---------------------------------------------------------------
@@ -270,14 +288,6 @@ size_t slot_bytes(const Inbox& in) {
     return filled - 1;
 }
 
-// Copies a message into posted receive q: its status is set, completing q is
-// left to the caller (once the matching lock is released).
-void place(Request* q, const Envelope& e, const unsigned char* data, size_t bytes) {
-    const size_t n = std::min(bytes, receive_capacity(q));
-    unpack(q->buf, static_cast<size_t>(q->count), *q->type, 0, data, n);
-    set_receive_status(q, e.source, e.tag, bytes, n);
-}
-
 }  // namespace
 
 void send_eager(RankState* dest, const Envelope& e, const void* buf, size_t count,
@@ -291,12 +301,7 @@ void send_eager(RankState* dest, const Envelope& e, const void* buf, size_t coun
         dest->doorbell.ring();
         return;
     }
-    int cls = class_of(bytes);
-    auto* c = new (cell_memory(cls, bytes)) Cell();
-    c->env = e;
-    c->bytes = bytes;
-    c->ops = &kCellOps;
-    c->size_class = static_cast<uint8_t>(cls);
+    Cell* c = new_cell(e, bytes);
     pack(buf, count, type, 0, c->data(), bytes);
     push(dest, c, word);
 }
@@ -327,11 +332,7 @@ namespace {
 // The slot's message, copied into a cell of the receiver's.
 Cell* copy_slot(const Inbox& in) {
     const size_t bytes = slot_bytes(in);
-    auto* c = new (cell_memory(0, bytes)) Cell();
-    c->env = in.slot_env;
-    c->bytes = bytes;
-    c->ops = &kCellOps;
-    c->size_class = 0;
+    Cell* c = new_cell(in.slot_env, bytes);
     memcpy(c->data(), in.slot_data, bytes);
     return c;
 }
@@ -387,9 +388,8 @@ bool take_inbox(RankState* r, Incoming*& first, Incoming*& last) {
     return true;
 }
 
-}  // namespace
-
-bool drain_locked(RankState* r, Deliveries& out) {
+// drain_locked until `out` is full (the rest waits in the backlog).
+bool drain_some_locked(RankState* r, Deliveries& out) {
     // The backlog in locals, written back only if it changed: in the common
     // case (backlog empty, everything taken) the rank writes nothing to the
     // line senders read (doorbell, prober count) and it stays in both caches.
@@ -420,6 +420,19 @@ bool drain_locked(RankState* r, Deliveries& out) {
     if (head != old_head) r->backlog_head.store(head, std::memory_order_relaxed);
     if (tail != r->backlog_tail) r->backlog_tail = tail;
     return unexpected;
+}
+
+}  // namespace
+
+bool drain_locked(RankState* r, Deliveries& out) {
+    bool unexpected = false;
+    for (;;) {
+        unexpected |= drain_some_locked(r, out);
+        if (!out.full()) return unexpected;
+        r->match.lock.unlock();
+        out.deliver_all();
+        r->match.lock.lock();
+    }
 }
 
 void release_inbox(RankState* r) {
@@ -506,14 +519,7 @@ bool drain(RankState* r, bool owner) {
         return true;
     }
     Deliveries out;
-    bool unexpected = false;
-    do {
-        unexpected |= drain_locked(r, out);
-        if (!out.full()) break;
-        r->match.lock.unlock();
-        out.deliver_all();
-        r->match.lock.lock();
-    } while (true);
+    const bool unexpected = drain_locked(r, out);
     r->match.lock.unlock();
     out.deliver_all();
     if (unexpected) wake_prober(r);

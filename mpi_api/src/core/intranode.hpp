@@ -52,9 +52,10 @@ private:
     int n_ = 0;
 };
 
-// With r->match.lock held: moves r's inbox into matching (posted receives, or
-// the unexpected queue). Stops when `out` is full (the rest waits in the
-// backlog). Returns true when anything became unexpected.
+// With r->match.lock held: moves r's inbox (and backlog) into matching, posted
+// receives or the unexpected queue. Whenever `out` fills, it releases the lock
+// to deliver those matches and takes it again. Returns true when anything
+// became unexpected.
 bool drain_locked(RankState* r, Deliveries& out);
 // Drains r's inbox. The owner waits for the lock; a thief gives up at once.
 // A lone small message is received in place (see receive_in_place).

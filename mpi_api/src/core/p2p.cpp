@@ -91,25 +91,12 @@ bool p2p_send_now(Comm* c, int dest, int tag, const void* buf, int count, const 
 
 namespace {
 
-// With the lock of me's matching held: moves every message that arrived before
-// this point into matching (a new receive or probe must see them all). `out`
-// holds matches to deliver after unlocking.
-bool drain_all_locked(RankState* me, intranode::Deliveries& out) {
-    MatchQueues& q = me->match;
-    bool unexpected = false;
-    for (;;) {
-        unexpected |= intranode::drain_locked(me, out);
-        if (!out.full()) return unexpected;
-        q.lock.unlock();
-        out.deliver_all();
-        q.lock.lock();
-    }
-}
-
-// The same, taking the lock first; returns with it held.
+// Takes the lock of me's matching with every message that arrived before this
+// point moved into matching: a new receive or probe must see them all.
+// Returns with the lock held; `out` holds matches to deliver after unlocking.
 bool lock_with_inbox_drained(RankState* me, intranode::Deliveries& out) {
     me->match.lock.lock();
-    return drain_all_locked(me, out);
+    return intranode::drain_locked(me, out);
 }
 
 }  // namespace
@@ -125,7 +112,7 @@ void p2p_start_recv(Request* r) {
         return;
     }
     intranode::Deliveries out;
-    bool unexpected = drain_all_locked(me, out);
+    bool unexpected = intranode::drain_locked(me, out);
     Incoming* m = q.find_unexpected(r->context, r->peer, r->tag);
     if (m) q.remove_unexpected(m);
     else q.add_posted(r);
