@@ -113,7 +113,7 @@ OPS = ["MPI_MAX", "MPI_MIN", "MPI_SUM", "MPI_PROD", "MPI_LAND", "MPI_BAND", "MPI
        "MPI_NO_OP"]
 
 # Error classes: (name, value, description). Codes beyond the classes carry a
-# detailed message; see mpi_api/src/core/errors.cpp.
+# detailed message; see mpi_api/core/src/errors.cpp.
 ERROR_CLASSES = [
     ("MPI_SUCCESS", 0, "No error"),
     ("MPI_ERR_BUFFER", 1, "Invalid buffer pointer"),

@@ -110,7 +110,7 @@ Caller current_caller() {
 }
 
 // Not instrumented: called first thing on a new thread, before ThreadSanitizer
-// has set the thread up (see runtime/entry/interpose.cpp).
+// has set the thread up (see runtime/host/interpose.cpp).
 __attribute__((no_sanitize("thread"))) void set_thread_owner(void* owner) {
     tl_thread_owner = owner;
 }

@@ -1,6 +1,6 @@
 """Metrics from the output of one run: key=value lines of the examples
 (PROFILE, OVERLAP, NBC), the pingpong and allreduce tables, NPB summaries,
-and the mpcrun --stats report (runtime/entry/stats_report.cpp)."""
+and the mpcrun --stats report (runtime/host/stats_report.cpp)."""
 import re
 
 NUM = r"([-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|nan|inf))"
@@ -99,7 +99,7 @@ STATS_RANK_FIELDS = ["self", "stolen_numa", "stolen_other", "rndv", "req_ack_us"
 
 
 def parse_stats(out):
-    """mpcrun --stats (runtime/entry/stats_report.cpp): per rank and per function."""
+    """mpcrun --stats (runtime/host/stats_report.cpp): per rank and per function."""
     rows, fn_ms = [], {}
     for line in out.splitlines():
         if m := STATS_RANK_RE.match(line):

@@ -1,4 +1,4 @@
-// Fuzz target: the datatype engine (mpi_api/src/core/datatype_*): the type
+// Fuzz target: the datatype engine (mpi_api/core/src/datatype_*): the type
 // constructors of MPI 3.1 section 4.1 nested on each other, with small, huge
 // and negative arguments, their bounds, envelope and contents, and the pack
 // engine. It calls the core functions behind MPI_Type_*, MPI_Pack and

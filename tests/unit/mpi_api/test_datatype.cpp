@@ -8,7 +8,7 @@
 #include "datatype_reference.hpp"
 #include "mpi_api/datatype.hpp"
 #include "mpi_api/errors.hpp"
-#include "src/core/datatype_layout.hpp"
+#include "../../../mpi_api/core/src/datatype_layout.hpp"
 
 using mpc::mpi::Datatype;
 namespace mm = mpc::mpi;

@@ -18,7 +18,7 @@ import tempfile
 
 ROOT = sys.argv[1]
 API = os.path.join(ROOT, "mpi_api", "api")
-TEMPLATE = os.path.join(ROOT, "mpi_api", "include", "mpi.h.in")
+TEMPLATE = os.path.join(ROOT, "mpi_api", "api", "mpi.h.in")
 failures = []
 
 

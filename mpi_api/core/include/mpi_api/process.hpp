@@ -1,6 +1,6 @@
 // mpi_api/process: setting up and ending MPI for the whole node process.
 //
-// The host (runtime/entry) calls process_setup() once, before any rank runs,
+// The host (runtime/host) calls process_setup() once, before any rank runs,
 // with the job layout it learned from the bootstrap; ranks then call MPI_Init
 // and MPI_Finalize each for themselves.
 #pragma once

@@ -1,4 +1,4 @@
-// runtime/entry: the composition root of a node process (compiled into the
+// runtime/host: the composition root of a node process (compiled into the
 // shared library only, never into unit tests).
 //
 // It takes control of the process before the program's main runs, learns the
