@@ -12,6 +12,7 @@
 #include "mpi_api/rank.hpp"
 #include "mpi_api/request.hpp"
 #include "runtime/log.hpp"
+#include "runtime/stash.hpp"
 #include "runtime/sync.hpp"
 
 namespace mpc::mpi::intranode {
@@ -31,47 +32,30 @@ struct Rendezvous : Incoming {
     Request* send;
 };
 
-// ---- Cell memory: per-thread caches by size class ------------------------------
+// ---- Cell memory: per-thread stashes by size class ------------------------------
 //
 // Cells are allocated by senders and freed by receivers; in steady exchanges
-// each thread frees about as many as it allocates, so the thread caches stay
-// balanced and the shared pool is rarely touched. A cache is an array, not a
-// list threaded through the cells: freeing a cell the sender wrote moments ago
-// must not write to it (that would take its line back from the sender's core
-// while the receiver still has a request to complete).
+// each thread frees about as many as it allocates, so the thread stashes stay
+// balanced and the shared overflow is rarely touched (runtime/stash.hpp).
 
 constexpr size_t kClassPayload[] = {64, 1024, 4096, 16384, 65536};
 constexpr int kClasses = sizeof(kClassPayload) / sizeof(kClassPayload[0]);
 constexpr int kBig = kClasses;  // allocated for the message, not cached
-constexpr size_t kCacheMax = 64;
+constexpr uint32_t kCacheMax = 64;
 
-struct SharedPool {
-    std::mutex mutex;
-    std::vector<void*> free[kClasses];
-};
-SharedPool& shared_pool() {
-    static SharedPool* p = new SharedPool();  // lives as long as the process
-    return *p;
+using CellOverflow = runtime::Overflow<void*>;
+CellOverflow& shared_cells(int cls) {
+    static CellOverflow* p = new CellOverflow[kClasses];  // lives as long as the process
+    return p[cls];
 }
 
-struct ThreadCache {
-    void* cells[kClasses][kCacheMax];
-    size_t count[kClasses] = {};
-    // At thread exit the cells go to the shared pool, and the cache is left
-    // empty and full: code that still sends or frees cells on this thread
-    // afterwards (other thread-locals' destructors, key destructors) uses
-    // the shared pool instead of handing out cells it no longer owns.
-    ~ThreadCache() {
-        SharedPool& p = shared_pool();
-        std::lock_guard<std::mutex> g(p.mutex);
-        for (int c = 0; c < kClasses; ++c) {
-            if (count[c] <= kCacheMax)
-                p.free[c].insert(p.free[c].end(), cells[c], cells[c] + count[c]);
-            count[c] = kCacheMax + 1;
-        }
+struct ThreadCells {
+    runtime::Stash<void*, kCacheMax> cls[kClasses];
+    ~ThreadCells() {
+        for (int c = 0; c < kClasses; ++c) cls[c].close(shared_cells(c));
     }
 };
-thread_local ThreadCache tl_cache;
+thread_local ThreadCells tl_cells;
 
 int class_of(size_t bytes) {
     for (int c = 0; c < kClasses; ++c)
@@ -88,18 +72,8 @@ void* new_cell_memory(size_t payload) {
 
 void* cell_memory(int cls, size_t bytes) {
     if (cls == kBig) return new_cell_memory(bytes);
-    ThreadCache& tc = tl_cache;
-    const size_t n = tc.count[cls];  // kCacheMax + 1 once the thread is exiting
-    if (n > 0 && n <= kCacheMax) return tc.cells[cls][--tc.count[cls]];
-    SharedPool& p = shared_pool();
-    {
-        std::lock_guard<std::mutex> g(p.mutex);
-        if (!p.free[cls].empty()) {
-            void* m = p.free[cls].back();
-            p.free[cls].pop_back();
-            return m;
-        }
-    }
+    void* m;
+    if (tl_cells.cls[cls].take(&m) || shared_cells(cls).take(&m)) return m;
     return new_cell_memory(kClassPayload[cls]);
 }
 
@@ -108,14 +82,7 @@ void release_cell_memory(void* m, int cls) {
         free(m);
         return;
     }
-    ThreadCache& tc = tl_cache;
-    if (tc.count[cls] < kCacheMax) {
-        tc.cells[cls][tc.count[cls]++] = m;
-        return;
-    }
-    SharedPool& p = shared_pool();
-    std::lock_guard<std::mutex> g(p.mutex);
-    p.free[cls].push_back(m);
+    if (!tl_cells.cls[cls].keep(m)) shared_cells(cls).put(m);
 }
 
 void deliver_cell(Incoming* m, Request* r);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "runtime/log.hpp"
+#include "runtime/stash.hpp"
 
 namespace mpc::mpi {
 
@@ -45,7 +46,10 @@ public:
     // thread that destroys it.
     ~HandlePool() {
         ThreadCache& tc = thread_cache();
-        if (tc.pool == this) tc = ThreadCache();
+        if (tc.pool == this) {
+            tc.pool = nullptr;
+            tc.stash.reset();
+        }
         for (auto& c : chunks_) delete[] c.load();
     }
 
@@ -58,29 +62,17 @@ public:
     // Allocates an object; returns it with its handle in *handle.
     T* allocate(int* handle) {
         ThreadCache& tc = thread_cache();
+        if (!tc.pool) tc.pool = this;
         uint32_t index;
         T* obj;
-        if (tc.pool == this && tc.n > 0) {
-            index = tc.index[--tc.n];  // its chunk exists: it was allocated before
+        if (tc.pool == this && tc.stash.take(&index)) {
+            // Its chunk exists: it was allocated before.
             obj =
                 &chunks_[index >> kChunkBits].load(std::memory_order_acquire)[index & (kChunk - 1)];
         } else {
+            const bool reused = free_.take(&index);
             std::lock_guard<std::mutex> g(mutex_);
-            if (!tc.pool) tc.pool = this;
-            if (!free_.empty()) {
-                index = free_.back();
-                free_.pop_back();
-            } else if (tc.pool == this && tc.n == 0) {
-                // A batch of fresh indices whose live flags fill a cache line,
-                // all for this thread: two threads' handles (the flags they
-                // write at every allocation and release, and mostly the
-                // objects) never share a line.
-                next_ = (next_ + kBatch - 1) / kBatch * kBatch;
-                index = fresh_locked(kBatch);
-                for (uint32_t i = kBatch - 1; i >= 1; --i) tc.index[tc.n++] = index + i;
-            } else {
-                index = fresh_locked(1);
-            }
+            if (!reused) index = fresh_locked(tc);
             obj = slot_locked(index);
         }
         live_[index >> kChunkBits]->flag[index & (kChunk - 1)].store(true,
@@ -95,16 +87,14 @@ public:
                                                                      std::memory_order_release);
         ThreadCache& tc = thread_cache();
         if (!tc.pool) tc.pool = this;
-        if (tc.pool == this && tc.n < kCacheSize) {
-            tc.index[tc.n++] = index;
+        if (tc.pool != this) {
+            free_.put(index);
             return;
         }
-        std::lock_guard<std::mutex> g(mutex_);
-        free_.push_back(index);
-        if (tc.pool != this) return;
+        if (tc.stash.keep(index)) return;
         // Full: half of it goes back for the other threads.
-        free_.insert(free_.end(), tc.index + kCacheSize / 2, tc.index + kCacheSize);
-        tc.n = kCacheSize / 2;
+        tc.stash.spill_half(free_);
+        if (!tc.stash.keep(index)) free_.put(index);  // closed (thread exiting)
     }
 
     // The live object behind handle, or nullptr (wrong kind, null, freed).
@@ -163,20 +153,17 @@ private:
     }
 
     // Free indices a thread keeps for itself (for one pool per type: the
-    // first it frees into). Requests come and go with every nonblocking call,
-    // mostly on one thread; without this every rank of the node process would
-    // take the pool's lock twice per call (it cost 2 us per Iallreduce + Wait
-    // between two ranks, most of it in futex calls).
+    // first it allocates from or frees into). Requests come and go with every
+    // nonblocking call, mostly on one thread; without this every rank of the
+    // node process would take the pool's lock twice per call (it cost 2 us per
+    // Iallreduce + Wait between two ranks, most of it in futex calls).
     static constexpr uint32_t kCacheSize = 64;
     static_assert(kBatch - 1 <= kCacheSize && kChunk % kBatch == 0);
     struct ThreadCache {
         HandlePool* pool = nullptr;
-        uint32_t n = 0;
-        uint32_t index[kCacheSize];
+        runtime::Stash<uint32_t, kCacheSize> stash;
         ~ThreadCache() {
-            if (!pool || n == 0) return;
-            std::lock_guard<std::mutex> g(pool->mutex_);
-            pool->free_.insert(pool->free_.end(), index, index + n);
+            if (pool) stash.close(pool->free_);
         }
     };
     // A function-local thread_local: GCC 12 with UBSan saw a null address
@@ -186,9 +173,21 @@ private:
         return cache;
     }
 
-    mutable std::mutex mutex_;
+    // A fresh index. The pool's own threads get a batch of them whose live
+    // flags fill a cache line, the rest kept in their stash: two threads'
+    // handles (the flags they write at every allocation and release, and
+    // mostly the objects) never share a line.
+    uint32_t fresh_locked(ThreadCache& tc) {
+        if (tc.pool != this || tc.stash.size() != 0 || !tc.stash.open()) return fresh_locked(1);
+        next_ = (next_ + kBatch - 1) / kBatch * kBatch;
+        const uint32_t index = fresh_locked(kBatch);
+        for (uint32_t i = kBatch - 1; i >= 1; --i) (void)tc.stash.keep(index + i);
+        return index;
+    }
+
+    mutable std::mutex mutex_;  // chunks and fresh indices
     uint32_t next_;
-    std::vector<uint32_t> free_;
+    runtime::Overflow<uint32_t> free_;  // released indices no thread keeps
     std::array<std::atomic<T*>, kMaxChunks> chunks_{};
     struct alignas(64) LiveFlags {
         std::atomic<bool> flag[kChunk] = {};
