@@ -78,6 +78,8 @@ void read_dynamic(LoadedObject& obj) {
         obj.nsyms = sysv_symbol_count(obj.sysv_hash);
     if (soname != SIZE_MAX) obj.soname = obj.strtab + soname;
     for (size_t n : needed) obj.needed.emplace_back(obj.strtab + n);
+    obj.rela = rela;
+    obj.rela_count = rela_count;
     for (size_t i = 0; rela && i < rela_count; ++i)
         if (ELF64_R_TYPE(rela[i].r_info) == R_X86_64_COPY)
             obj.copy_relocated.push_back(static_cast<uint32_t>(ELF64_R_SYM(rela[i].r_info)));
@@ -96,6 +98,16 @@ int page_prot(const LoadedObject& obj, uintptr_t addr) {
 }
 
 }  // namespace
+
+bool LoadedObject::in_relro(uintptr_t addr) const {
+    for (int i = 0; i < phnum; ++i) {
+        const Elf64_Phdr& p = phdrs[i];
+        if (p.p_type == PT_GNU_RELRO && addr >= base + p.p_vaddr &&
+            addr < base + p.p_vaddr + p.p_memsz)
+            return true;
+    }
+    return false;
+}
 
 bool LoadedObject::exports(size_t i) const {
     const Elf64_Sym& s = symtab[i];
@@ -141,6 +153,43 @@ std::vector<LoadedObject> loaded_objects() {
     dl_iterate_phdr(collect, &objects);
     for (LoadedObject& obj : objects) read_dynamic(obj);
     return objects;
+}
+
+std::vector<LoadedObject> loaded_objects_at(const std::vector<uintptr_t>& bases) {
+    std::vector<LoadedObject> all;
+    dl_iterate_phdr(collect, &all);
+    std::vector<LoadedObject> objects;
+    for (LoadedObject& obj : all)
+        if (std::find(bases.begin(), bases.end(), obj.base) != bases.end()) {
+            read_dynamic(obj);
+            objects.push_back(std::move(obj));
+        }
+    return objects;
+}
+
+size_t redirect_data_references(const LoadedObject& obj, const char* name, uintptr_t target) {
+    if (!obj.rela || !obj.symtab) return 0;
+    const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+    size_t changed = 0;
+    for (size_t i = 0; i < obj.rela_count; ++i) {
+        const Elf64_Rela& r = obj.rela[i];
+        const auto type = ELF64_R_TYPE(r.r_info);
+        const auto sym = ELF64_R_SYM(r.r_info);
+        if ((type != R_X86_64_GLOB_DAT && type != R_X86_64_64) || sym == 0 ||
+            strcmp(obj.symbol_name(sym), name) != 0)
+            continue;
+        auto* slot = reinterpret_cast<uintptr_t*>(obj.base + r.r_offset);
+        // GOT entries lie in RELRO, read-only once the loader is done.
+        const uintptr_t lo = reinterpret_cast<uintptr_t>(slot) & ~(page - 1);
+        const int prot = page_prot(obj, lo);
+        const bool relro = obj.in_relro(reinterpret_cast<uintptr_t>(slot));
+        if (relro && mprotect(reinterpret_cast<void*>(lo), page, PROT_READ | PROT_WRITE) != 0)
+            continue;
+        *slot = target + static_cast<uintptr_t>(r.r_addend);
+        if (relro) mprotect(reinterpret_cast<void*>(lo), page, prot & ~PROT_WRITE);
+        ++changed;
+    }
+    return changed;
 }
 
 bool SymbolHiding::hide(const LoadedObject& obj, const NameSet& names) {

@@ -27,6 +27,8 @@ struct LoadedObject {
     std::string soname;
     std::vector<std::string> needed;
     std::vector<uint32_t> copy_relocated;  // symbols with a COPY relocation here
+    const Elf64_Rela* rela = nullptr;      // DT_RELA: data relocations
+    size_t rela_count = 0;
     bool static_tls = false;               // DF_STATIC_TLS: initial-exec thread-locals
 
     const char* symbol_name(size_t i) const { return strtab + symtab[i].st_name; }
@@ -35,12 +37,21 @@ struct LoadedObject {
     const Elf64_Sym* find(const char* name) const;  // an exported definition
     bool defines(const char* name) const { return find(name) != nullptr; }
     bool contains(const void* address) const;
+    bool in_relro(uintptr_t address) const;  // read-only once the loader is done
     // The name other objects' DT_NEEDED entries use for it: soname or file name.
     bool answers_to(const std::string& name) const;
 };
 
 // Every object of the process, in the loader's order (the program first).
 std::vector<LoadedObject> loaded_objects();
+// The objects loaded at these bases, in the loader's order.
+std::vector<LoadedObject> loaded_objects_at(const std::vector<uintptr_t>& bases);
+
+// Points every data relocation of obj (GOT entries, pointers in data)
+// against the symbol `name` at `target` (plus the relocation's addend): the
+// object's code then reaches target instead of the definition the loader
+// bound. Returns how many were changed.
+size_t redirect_data_references(const LoadedObject& obj, const char* name, uintptr_t target);
 
 using NameSet = std::unordered_set<std::string>;
 

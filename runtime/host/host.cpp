@@ -17,6 +17,7 @@
 
 #include "ib/network.hpp"
 #include "images.hpp"
+#include "libc_state.hpp"
 #include "mpi_api/hang_watch.hpp"
 #include "mpi_api/net.hpp"
 #include "mpi_api/process.hpp"
@@ -114,7 +115,8 @@ void rank_done(mpi::RankState* rank, int status) {
 void rank_main(void* p) {
     auto* a = static_cast<RankArgs*>(p);
     int status = a->main(static_cast<int>(a->args.size()), a->argv.data(), a->envp);
-    run_rank_exit(g_rank_images[static_cast<size_t>(a->rank->local_index)]);  // as exit() does
+    // as exit() does
+    run_rank_exit(g_rank_images[static_cast<size_t>(a->rank->local_index)], status);
     rank_done(a->rank, status);
 }
 
@@ -245,13 +247,18 @@ int run(MainFn user_main, int argc, char** argv, char** envp) {
     setup_signal_stack();
     install_crash_handlers();
 
+    // Per-rank libc state (libc_state.hpp), ready before the copies'
+    // constructors run as their ranks.
+    libc_ranks_open(nlocal);
+    watch_forks();
     // Private globals per rank (rank images), unless the user opted out.
-    ImageSet images =
-        load_images(user_main, nlocal, runtime::env::get_bool("MPC_SHARED_GLOBALS", false));
+    ImageSet images = load_images(user_main, std::vector<void*>(locals.begin(), locals.end()),
+                                  runtime::env::get_bool("MPC_SHARED_GLOBALS", false));
     opts.task_tls_size = images.tls_size;
     opts.task_tls_offset = images.tls_offset;
     opts.task_tls_init = images.tls_init.data();
     g_rank_images = images.objects;
+    libc_ranks_images(g_rank_images);
 
     for (int vp = 0; vp < opts.num_vps; ++vp)
         g_vp_numa.push_back(
@@ -333,9 +340,15 @@ void rank_exit(int status) {
     if (!g_hosting.load() || !sched::in_task()) return;
     auto* rank = static_cast<mpi::RankState*>(sched::current_owner());
     if (!rank) return;
-    run_rank_exit(g_rank_images[static_cast<size_t>(rank->local_index)]);
+    run_rank_exit(g_rank_images[static_cast<size_t>(rank->local_index)], status);
     rank_done(rank, status);
     sched::exit_task();
+}
+
+const std::vector<uintptr_t>* caller_images() {
+    auto* rank = static_cast<mpi::RankState*>(sched::current_owner());
+    if (!rank || static_cast<size_t>(rank->local_index) >= g_rank_images.size()) return nullptr;
+    return &g_rank_images[static_cast<size_t>(rank->local_index)];
 }
 
 // ---- Crash reports ---------------------------------------------------------------
@@ -349,7 +362,8 @@ void crash_handler(int sig, siginfo_t* info, void*) {
     void* guard_owner = nullptr;
     bool overflow = info && sched::guard_page_owner(info->si_addr, &guard_owner);
     if (overflow && !rank) rank = static_cast<mpi::RankState*>(guard_owner);
-    const char* what = strsignal(sig);
+    const char* what = sigdescr_np(sig);  // signal-safe, unlike strsignal
+    if (!what) what = "unknown signal";
     int n;
     if (overflow)
         n = snprintf(
@@ -369,7 +383,9 @@ void crash_handler(int sig, siginfo_t* info, void*) {
         (void)ignored;
     }
     // Default action now: the node process dies of this signal, the launcher sees it.
-    signal(sig, SIG_DFL);
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    libc_sigaction(sig, &dfl, nullptr);
     raise(sig);
 }
 

@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <vector>
 
+struct sigaction;
+
 namespace mpc::host {
 
 using MainFn = int (*)(int, char**, char**);
@@ -45,9 +47,24 @@ void set_program_tls(std::ptrdiff_t offset, size_t size);
 bool defer_rank_thread_local(void (*dtor)(void*), void* object, void* dso);
 // Called for every exit handler registration (__cxa_atexit): remembers dso.
 void note_exit_handler(void* dso);
+// on_exit() called by a rank with images of its own: the handler joins the
+// rank's exit handlers (in registration order with its atexit handlers) and
+// gets the rank's exit status; false when the process should keep it.
+bool defer_on_exit(void (*fn)(int, void*), void* arg);
 // Runs the calling rank's thread-local destructors (last registered first),
-// then the exit handlers of the objects loaded at `objects` (load bases).
-void run_rank_exit(const std::vector<uintptr_t>& objects);
+// then the exit handlers of the objects loaded at `objects` (load bases);
+// on_exit handlers get `status`.
+void run_rank_exit(const std::vector<uintptr_t>& objects, int status);
+// The load bases of the images only the calling rank runs (its program copy
+// first), or null outside ranks; empty when the ranks share the images.
+const std::vector<uintptr_t>* caller_images();
+
+// process_guard.cpp: libc's sigaction, without the checks (for the runtime's
+// own handlers, signal-safe); whether this process is a child a rank forked
+// (its exit then ends it at once); the watch for such children.
+int libc_sigaction(int sig, const struct sigaction* act, struct sigaction* old);
+bool in_forked_child();
+void watch_forks();
 
 }  // namespace mpc::host
 

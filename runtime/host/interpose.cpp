@@ -3,7 +3,9 @@
 //   __libc_start_main  to run the program's main once per rank (the library is
 //                      a direct dependency of the program, so the program's
 //                      call binds here before libc);
-//   exit               so that a rank that exits ends only itself;
+//   exit               so that a rank that exits ends only itself (and a child
+//                      a rank forked ends at once);
+//   on_exit            so that a rank's on_exit handlers run at its end;
 //   pthread_create     so that threads created by a rank belong to that rank;
 //   pthread_join       so that a rank waiting for its threads does not block
 //                      its virtual processor (and the ranks sharing it);
@@ -26,6 +28,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdarg>
+#include <cstdio>
 #include <cstdlib>
 #include <ctime>
 
@@ -111,6 +114,11 @@ __attribute__((visibility("default"))) int __libc_start_main(
 __attribute__((visibility("default"), noreturn)) void exit(int status) {
     using ExitFn = void (*)(int);
     static ExitFn real = next_symbol<ExitFn>("exit");
+    if (mpc::host::in_forked_child()) {
+        // The runtime's threads are not there: its exit handlers would hang.
+        fflush(nullptr);
+        _exit(status);
+    }
     mpc::host::rank_exit(status);  // returns only when the caller is no rank
     real(status);
     __builtin_unreachable();
@@ -158,6 +166,13 @@ __attribute__((visibility("default"))) int pthread_join(pthread_t thread, void**
             nanosleep(&nap, nullptr);
         }
     }
+}
+
+__attribute__((visibility("default"))) int on_exit(void (*fn)(int, void*), void* arg) {
+    using OnExitFn = int (*)(void (*)(int, void*), void*);
+    static OnExitFn real = next_symbol<OnExitFn>("on_exit");
+    if (mpc::host::defer_on_exit(fn, arg)) return 0;
+    return real(fn, arg);
 }
 
 // libstdc++ registers the destructor of every thread_local object through
