@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
+#include <wchar.h>
 
 #include <atomic>
 #include <cstdint>
@@ -65,6 +66,14 @@ struct RankLibc {
     char inet_ntoa[16] = {};
     struct Larger;  // the big ones, made on first use (larger())
     std::atomic<Larger*> larger{nullptr};
+
+    // libc_multibyte.cpp: the conversion state each function keeps when the
+    // caller gives none.
+    enum Multibyte : int {
+        kMbtowc, kWctomb, kMbrtowc, kMbrlen, kWcrtomb, kMbsrtowcs, kWcsrtombs, kMbsnrtowcs,
+        kWcsnrtombs, kMultibyteStates
+    };
+    mbstate_t multibyte[kMultibyteStates] = {};
 
     // libc_env.cpp: this rank's environment once it changed it (before: the
     // node process's at start-up).

@@ -1,4 +1,4 @@
-/* strtok and hsearch per rank (issue 25).
+/* strtok, hsearch and the multibyte conversion states per rank (issue 25).
  *
  * strtok: every rank cuts a line of its own (different words and delimiters
  * per rank) with a blocking MPI call between two tokens, so that the other
@@ -8,8 +8,13 @@
  * hsearch: every rank fills a table of its own (hcreate/hsearch/hdestroy) with
  * keys some of which all ranks use; each finds its own data, and not the keys
  * only other ranks entered.
+ * mbrtowc, mbrlen and mbtowc without a state of the caller's: every rank
+ * converts a character of its own split over two calls, with a barrier between
+ * them (the first half waits in the function's own state).
  */
+#include <locale.h>
 #include <search.h>
+#include <wchar.h>
 
 #include "common.h"
 
@@ -102,6 +107,33 @@ static void check_hsearch(int rank, int size) {
     hdestroy();
 }
 
+static void check_multibyte(int rank) {
+    /* The locale is one per process: every rank sets it before any converts. */
+    int ok = setlocale(LC_CTYPE, "C.UTF-8") != NULL, all_ok = 0;
+    MPI_OK(MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+    if (!all_ok) {
+        if (rank == 0) printf("libc_strtok: no C.UTF-8 locale: multibyte states not checked\n");
+        return;
+    }
+    const wchar_t want = (wchar_t)(0x4e00 + rank);  /* three bytes in UTF-8 */
+    char bytes[8];
+    mbstate_t st;
+    memset(&st, 0, sizeof(st));
+    CHECK(wcrtomb(bytes, want, &st) == 3, "wcrtomb");
+    wchar_t got = 0;
+    CHECK(mbrtowc(&got, bytes, 1, NULL) == (size_t)-2, "mbrtowc of a first byte");
+    CHECK(mbrlen(bytes, 2, NULL) == (size_t)-2, "mbrlen of two first bytes");
+    CHECK(mbtowc(NULL, NULL, 0) == 0, "mbtowc(NULL): UTF-8 has no shift states");
+    CHECK(mbtowc(&got, bytes, 1) == -1, "mbtowc of a first byte");
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));  /* the other ranks convert theirs */
+    CHECK(mbrtowc(&got, bytes + 1, 2, NULL) == 2 && got == want,
+          "mbrtowc of the rest: U+%04x, expected U+%04x", (unsigned)got, (unsigned)want);
+    CHECK(mbrlen(bytes + 2, 1, NULL) == 1, "mbrlen of the last byte");
+    got = 0;
+    CHECK(mbtowc(&got, bytes + 1, 2) == 2 && got == want, "mbtowc of the rest: U+%04x",
+          (unsigned)got);
+}
+
 int main(int argc, char** argv) {
     MPI_OK(MPI_Init(&argc, &argv));
     int rank, size;
@@ -109,6 +141,7 @@ int main(int argc, char** argv) {
     MPI_OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
     check_strtok(rank);
     check_hsearch(rank, size);
+    check_multibyte(rank);
     MPI_OK(MPI_Finalize());
     return 0;
 }
