@@ -155,41 +155,31 @@ std::vector<LoadedObject> loaded_objects() {
     return objects;
 }
 
-std::vector<LoadedObject> loaded_objects_at(const std::vector<uintptr_t>& bases) {
-    std::vector<LoadedObject> all;
-    dl_iterate_phdr(collect, &all);
-    std::vector<LoadedObject> objects;
-    for (LoadedObject& obj : all)
-        if (std::find(bases.begin(), bases.end(), obj.base) != bases.end()) {
-            read_dynamic(obj);
-            objects.push_back(std::move(obj));
-        }
-    return objects;
-}
-
-size_t redirect_data_references(const LoadedObject& obj, const char* name, uintptr_t target) {
-    if (!obj.rela || !obj.symtab) return 0;
-    const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-    size_t changed = 0;
+std::vector<DataReference> data_references(const LoadedObject& obj,
+                                           const std::vector<const char*>& names) {
+    std::vector<DataReference> refs;
+    if (!obj.rela || !obj.symtab) return refs;
     for (size_t i = 0; i < obj.rela_count; ++i) {
         const Elf64_Rela& r = obj.rela[i];
         const auto type = ELF64_R_TYPE(r.r_info);
         const auto sym = ELF64_R_SYM(r.r_info);
-        if ((type != R_X86_64_GLOB_DAT && type != R_X86_64_64) || sym == 0 ||
-            strcmp(obj.symbol_name(sym), name) != 0)
-            continue;
-        auto* slot = reinterpret_cast<uintptr_t*>(obj.base + r.r_offset);
-        // GOT entries lie in RELRO, read-only once the loader is done.
-        const uintptr_t lo = reinterpret_cast<uintptr_t>(slot) & ~(page - 1);
-        const int prot = page_prot(obj, lo);
-        const bool relro = obj.in_relro(reinterpret_cast<uintptr_t>(slot));
-        if (relro && mprotect(reinterpret_cast<void*>(lo), page, PROT_READ | PROT_WRITE) != 0)
-            continue;
-        *slot = target + static_cast<uintptr_t>(r.r_addend);
-        if (relro) mprotect(reinterpret_cast<void*>(lo), page, prot & ~PROT_WRITE);
-        ++changed;
+        if ((type != R_X86_64_GLOB_DAT && type != R_X86_64_64) || sym == 0) continue;
+        for (size_t n = 0; n < names.size(); ++n)
+            if (strcmp(obj.symbol_name(sym), names[n]) == 0)
+                refs.push_back({r.r_offset, r.r_addend, n});
     }
-    return changed;
+    return refs;
+}
+
+void point_reference(const LoadedObject& obj, const DataReference& ref, uintptr_t target) {
+    const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+    auto* slot = reinterpret_cast<uintptr_t*>(obj.base + ref.offset);
+    // GOT entries lie in RELRO, read-only once the loader is done.
+    const uintptr_t lo = reinterpret_cast<uintptr_t>(slot) & ~(page - 1);
+    const bool relro = obj.in_relro(reinterpret_cast<uintptr_t>(slot));
+    if (relro && mprotect(reinterpret_cast<void*>(lo), page, PROT_READ | PROT_WRITE) != 0) return;
+    *slot = target + static_cast<uintptr_t>(ref.addend);
+    if (relro) mprotect(reinterpret_cast<void*>(lo), page, PROT_READ);
 }
 
 bool SymbolHiding::hide(const LoadedObject& obj, const NameSet& names) {

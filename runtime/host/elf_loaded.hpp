@@ -44,14 +44,18 @@ struct LoadedObject {
 
 // Every object of the process, in the loader's order (the program first).
 std::vector<LoadedObject> loaded_objects();
-// The objects loaded at these bases, in the loader's order.
-std::vector<LoadedObject> loaded_objects_at(const std::vector<uintptr_t>& bases);
-
-// Points every data relocation of obj (GOT entries, pointers in data)
-// against the symbol `name` at `target` (plus the relocation's addend): the
-// object's code then reaches target instead of the definition the loader
-// bound. Returns how many were changed.
-size_t redirect_data_references(const LoadedObject& obj, const char* name, uintptr_t target);
+// A data relocation (a GOT entry, a pointer in data) against a symbol.
+struct DataReference {
+    uint64_t offset = 0;  // from the object's base
+    int64_t addend = 0;
+    size_t name = 0;      // index in the names asked for
+};
+// obj's data relocations against any of `names`.
+std::vector<DataReference> data_references(const LoadedObject& obj,
+                                           const std::vector<const char*>& names);
+// Points a reference at target (plus its addend): obj's code then reaches
+// target instead of the definition the loader bound.
+void point_reference(const LoadedObject& obj, const DataReference& ref, uintptr_t target);
 
 using NameSet = std::unordered_set<std::string>;
 

@@ -258,7 +258,6 @@ int run(MainFn user_main, int argc, char** argv, char** envp) {
     opts.task_tls_offset = images.tls_offset;
     opts.task_tls_init = images.tls_init.data();
     g_rank_images = images.objects;
-    libc_ranks_images(g_rank_images);
 
     for (int vp = 0; vp < opts.num_vps; ++vp)
         g_vp_numa.push_back(

@@ -15,6 +15,7 @@
 
 #include "elf_file.hpp"
 #include "elf_loaded.hpp"
+#include "libc_state.hpp"
 #include "runtime/env.hpp"
 #include "runtime/log.hpp"
 #include "scheduler/scheduler.hpp"
@@ -498,6 +499,7 @@ void finish_copies(const Plan& plan, const std::vector<void*>& owners, uintptr_t
                                       plan.patches[static_cast<size_t>(r - 1)][k], copies[k]->base,
                                       plan.fds[static_cast<size_t>(r - 1)][k].get());
         fill_slots(plan, objects, *copies[0], libs);
+        bind_rank_variables(owners[static_cast<size_t>(r)], copies);
         // As rank r: what a constructor does to libc's state (srand, say) is
         // rank r's, as rank 0's constructors act on the process's.
         sched::set_thread_owner(owners[static_cast<size_t>(r)]);

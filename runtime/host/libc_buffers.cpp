@@ -30,15 +30,9 @@ namespace {
 
 // The rank's copies of tzname, timezone and daylight take libc's values.
 void follow_time_zone(RankLibc& r) {
-    RankLibc::Larger& l = larger(r);
-    std::call_once(l.time_zone_once, [&] {
-        l.time_zone[0] = program_copy_of(r, "tzname");
-        l.time_zone[1] = program_copy_of(r, "timezone");
-        l.time_zone[2] = program_copy_of(r, "daylight");
-    });
-    if (l.time_zone[0]) memcpy(l.time_zone[0], &tzname, sizeof(tzname));
-    if (l.time_zone[1]) memcpy(l.time_zone[1], &timezone, sizeof(timezone));
-    if (l.time_zone[2]) memcpy(l.time_zone[2], &daylight, sizeof(daylight));
+    if (void* p = program_copy(r, kTzname)) memcpy(p, &tzname, sizeof(tzname));
+    if (void* p = program_copy(r, kTimezone)) memcpy(p, &timezone, sizeof(timezone));
+    if (void* p = program_copy(r, kDaylight)) memcpy(p, &daylight, sizeof(daylight));
 }
 
 // Ranks whose images are their own (the others read libc's variables).

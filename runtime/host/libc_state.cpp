@@ -1,6 +1,7 @@
 #include "libc_state.hpp"
 
 #include <getopt.h>
+#include <time.h>
 
 #include <atomic>
 #include <cstring>
@@ -18,9 +19,10 @@ namespace {
 // Never freed: a thread of a rank may call in after the ranks are gone.
 std::atomic<RankLibc*>* g_states = nullptr;
 std::atomic<int> g_nlocal{0};
-// Per local rank, the images only it runs (program copy first); set once
-// they are loaded, before any rank runs.
-const std::vector<std::vector<uintptr_t>>* g_images = nullptr;
+// Per local rank, the load base of the program copy only it runs (0: it runs
+// the process's, as rank 0 and ranks sharing images do). Set by
+// bind_rank_variables before the rank's constructors run.
+std::atomic<uintptr_t>* g_program_base = nullptr;
 char** g_startup_env = nullptr;
 
 mpi::RankState* caller() {
@@ -49,8 +51,43 @@ RankLibc* state_of(const mpi::RankState* rank) {
 // The names a variable goes by (environ has two aliases in libc).
 const std::vector<const char*>& names_of(LibcVariable v) {
     static const std::vector<const char*> names[kLibcVariables] = {
-        {"optind"}, {"optarg"}, {"opterr"}, {"optopt"}, {"environ", "__environ", "_environ"}};
+        {"optind"}, {"optarg"}, {"opterr"}, {"optopt"}, {"environ", "__environ", "_environ"},
+        {"tzname"}, {"timezone"}, {"daylight"}};
     return names[v];
+}
+
+// The variables a rank has its own of; the others (the time zone's) are the
+// process's, and a rank's program copy only follows them.
+bool owned(LibcVariable v) {
+    return v < kTzname;
+}
+
+// How the rank images reach libc's variables: the same in every copy of one
+// file, so found once, in rank 1's copies.
+struct Layout {
+    bool known = false;
+    uintptr_t in_program[kLibcVariables] = {};  // the program's copy (relocation COPY), or 0
+    std::vector<const char*> names;              // every name of every owned variable
+    std::vector<LibcVariable> variable_of;       // by index in names
+    std::vector<std::vector<elf::DataReference>> references;  // per copied object
+};
+Layout g_layout;
+
+void learn_layout(const std::vector<const elf::LoadedObject*>& copies) {
+    for (int i = 0; i < kLibcVariables; ++i) {
+        const auto v = static_cast<LibcVariable>(i);
+        for (const char* name : names_of(v)) {
+            if (const Elf64_Sym* s = copies[0]->find(name))
+                if (!g_layout.in_program[v]) g_layout.in_program[v] = s->st_value;
+            if (owned(v)) {
+                g_layout.names.push_back(name);
+                g_layout.variable_of.push_back(v);
+            }
+        }
+    }
+    for (const elf::LoadedObject* o : copies)
+        g_layout.references.push_back(elf::data_references(*o, g_layout.names));
+    g_layout.known = true;
 }
 
 // The process's own variables: libc's, or the program's copies of them
@@ -62,7 +99,10 @@ void* process_variable(LibcVariable v) {
         case kOpterr: return &opterr;
         case kOptopt: return &optopt;
         case kEnviron: return &environ;
-        case kLibcVariables: break;
+        case kTzname: return &tzname;
+        case kTimezone: return &timezone;
+        case kDaylight: return &daylight;
+        default: break;
     }
     return nullptr;
 }
@@ -74,38 +114,9 @@ void* cell_of(RankLibc& r, LibcVariable v) {
         case kOpterr: return &r.opterr_cell;
         case kOptopt: return &r.optopt_cell;
         case kEnviron: return &r.environ_cell;
-        case kLibcVariables: break;
+        default: break;
     }
     return nullptr;
-}
-
-// A rank with images of its own: its program copy's copy of each variable
-// (the program reads it directly), else a cell of ours; then every data
-// reference to the variable in the rank's images (GOT entries of code
-// compiled -fPIC, of the user's libraries; the loader bound them to rank 0's)
-// points there.
-void find_variables(RankLibc& r) {
-    const std::vector<uintptr_t>& bases = (*g_images)[static_cast<size_t>(r.local)];
-    const std::vector<elf::LoadedObject> objects = elf::loaded_objects_at(bases);
-    const elf::LoadedObject* program = nullptr;
-    for (const elf::LoadedObject& o : objects)
-        if (o.base == bases[0]) program = &o;
-    for (int i = 0; i < kLibcVariables; ++i) {
-        const auto v = static_cast<LibcVariable>(i);
-        uintptr_t where = 0;
-        for (const char* name : names_of(v))
-            if (const Elf64_Sym* s = program ? program->find(name) : nullptr)
-                if (!where) where = program->base + s->st_value;
-        if (!where) where = reinterpret_cast<uintptr_t>(cell_of(r, v));
-        for (const elf::LoadedObject& o : objects)
-            for (const char* name : names_of(v)) elf::redirect_data_references(o, name, where);
-        r.variables[i] = reinterpret_cast<void*>(where);
-    }
-}
-
-bool has_own_images(const RankLibc& r) {
-    return r.local > 0 && g_images && static_cast<size_t>(r.local) < g_images->size() &&
-           !(*g_images)[static_cast<size_t>(r.local)].empty();
 }
 
 }  // namespace
@@ -119,21 +130,30 @@ void libc_ranks_open(int nlocal) {
     if (n) memcpy(g_startup_env, environ, n * sizeof(char*));
     g_startup_env[n] = nullptr;
     g_states = new std::atomic<RankLibc*>[static_cast<size_t>(nlocal)]();
+    g_program_base = new std::atomic<uintptr_t>[static_cast<size_t>(nlocal)]();
     g_nlocal.store(nlocal, std::memory_order_release);
 }
 
-void libc_ranks_images(const std::vector<std::vector<uintptr_t>>& images) {
-    g_images = &images;
-    // An environment a copy's constructor changed: its program sees it now.
-    for (int i = 1; i < g_nlocal.load(std::memory_order_relaxed); ++i) {
-        RankLibc* r = g_states[i].load(std::memory_order_acquire);
-        if (r && r->env_private && has_own_images(*r))
-            *rank_variable_as<char**>(*r, kEnviron) = r->environ_cell;
-    }
+void bind_rank_variables(void* owner, const std::vector<const elf::LoadedObject*>& copies) {
+    const auto* rank = static_cast<const mpi::RankState*>(owner);
+    if (!g_program_base || copies.empty() || rank->local_index <= 0) return;
+    if (!g_layout.known) learn_layout(copies);
+    g_program_base[rank->local_index].store(copies[0]->base, std::memory_order_release);
+    // References the loader bound to rank 0's variables (code compiled
+    // -fPIC, the user's libraries): to this rank's. Usually there are none,
+    // and the rank's state is not even made.
+    for (size_t k = 0; k < copies.size() && k < g_layout.references.size(); ++k)
+        for (const elf::DataReference& ref : g_layout.references[k]) {
+            RankLibc* r = state_of(rank);
+            if (!r) return;
+            const LibcVariable v = g_layout.variable_of[ref.name];
+            elf::point_reference(*copies[k], ref, reinterpret_cast<uintptr_t>(rank_variable(*r, v)));
+        }
 }
 
 bool rank_has_own_images(const RankLibc& r) {
-    return has_own_images(r);
+    return r.local > 0 && g_program_base &&
+           g_program_base[r.local].load(std::memory_order_acquire) != 0;
 }
 
 RankLibc* rank_libc() {
@@ -181,20 +201,16 @@ RankLibc::Larger& larger(RankLibc& r) {
     return *fresh;
 }
 
-void* program_copy_of(RankLibc& r, const char* name) {
-    if (!has_own_images(r)) return nullptr;
-    const std::vector<uintptr_t>& bases = (*g_images)[static_cast<size_t>(r.local)];
-    for (const elf::LoadedObject& o : elf::loaded_objects_at({bases[0]}))
-        if (const Elf64_Sym* s = o.find(name)) return reinterpret_cast<void*>(o.base + s->st_value);
-    return nullptr;
+void* program_copy(RankLibc& r, LibcVariable which) {
+    if (!rank_has_own_images(r) || !g_layout.in_program[which]) return nullptr;
+    return reinterpret_cast<void*>(g_program_base[r.local].load(std::memory_order_acquire) +
+                                   g_layout.in_program[which]);
 }
 
 void* rank_variable(RankLibc& r, LibcVariable which) {
-    // Before the images are known (a copy's constructor), the rank's cell.
-    if (r.local > 0 && !g_images) return cell_of(r, which);
-    if (!has_own_images(r)) return process_variable(which);
-    std::call_once(r.variables_once, [&] { find_variables(r); });
-    return r.variables[which];
+    if (!rank_has_own_images(r)) return process_variable(which);
+    if (void* copy = program_copy(r, which)) return copy;
+    return owned(which) ? cell_of(r, which) : process_variable(which);
 }
 
 }  // namespace mpc::host

@@ -39,8 +39,12 @@
 
 namespace mpc::host {
 
-// libc's variables that a program may read directly, by index.
-enum LibcVariable : int { kOptind, kOptarg, kOpterr, kOptopt, kEnviron, kLibcVariables };
+// libc's variables that a program may read directly, by index: each rank has
+// its own of the first five; the time zone's are the process's, which a
+// rank's program copy follows (libc_buffers.cpp).
+enum LibcVariable : int {
+    kOptind, kOptarg, kOpterr, kOptopt, kEnviron, kTzname, kTimezone, kDaylight, kLibcVariables
+};
 
 struct RankLibc {
     int local = 0;       // index among the ranks of the node process
@@ -81,9 +85,6 @@ struct RankLibc {
     char** env = nullptr;
     size_t env_count = 0, env_capacity = 0;
 
-    // The rank's copies of libc's variables (rank_variable).
-    std::once_flag variables_once;
-    void* variables[kLibcVariables] = {};
     // Where a variable lives when no image of the rank has a copy of it.
     int optind_cell = 1, opterr_cell = 1, optopt_cell = '?';
     char* optarg_cell = nullptr;
@@ -116,10 +117,6 @@ struct RankLibc::Larger {
     char ecvt[20] = {};   // glibc's sizes (17 digits and 3)
     char fcvt[328] = {};  // and DBL_MAX_10_EXP more
     char getlogin[257] = {};
-    // The rank's program copy's own copies of the time zone variables (null
-    // when it has none), kept equal to libc's after tzset.
-    std::once_flag time_zone_once;
-    void* time_zone[3] = {};  // tzname, timezone, daylight
     // libc_lookup.cpp
     GrowBuffer passwd_buffer, group_buffer, host_buffer, service_buffer, protocol_buffer;
     struct passwd passwd {};
@@ -131,10 +128,16 @@ struct RankLibc::Larger {
 };
 RankLibc::Larger& larger(RankLibc& rank);
 
-// Set up by the host before the ranks' images load; images known once loaded
-// (per local rank, the load bases of the images only that rank runs).
+namespace elf {
+struct LoadedObject;
+}
+// Set up by the host before the ranks' images load.
 void libc_ranks_open(int nlocal);
-void libc_ranks_images(const std::vector<std::vector<uintptr_t>>& images);
+// Called by images.cpp for each rank with copies of its own (owner: its
+// RankState), once they are loaded and before their constructors run
+// (program first, then the user's libraries): references to libc's
+// variables the loader bound to rank 0's now reach the rank's.
+void bind_rank_variables(void* owner, const std::vector<const elf::LoadedObject*>& copies);
 
 // The calling rank's state, created on first use; nullptr outside ranks.
 RankLibc* rank_libc();
@@ -152,20 +155,18 @@ int calling_world_rank();
 int local_rank_count();
 
 // The rank's copy of a libc variable: the one the rank's program image reads
-// (rank 0 and shared images: the process's). Found on first use; data
-// references to it in the rank's own images point at it from then on.
+// (rank 0 and shared images: the process's); for the time zone's, the
+// process's.
 void* rank_variable(RankLibc& rank, LibcVariable which);
+// The rank's program copy's own copy of a variable (relocation COPY: the
+// program reads it directly), or nullptr (none, or no copy of its own).
+void* program_copy(RankLibc& rank, LibcVariable which);
 // Whether the rank runs images of its own (not rank 0's, not shared ones).
 bool rank_has_own_images(const RankLibc& rank);
 template <class T>
 T* rank_variable_as(RankLibc& rank, LibcVariable which) {
     return static_cast<T*>(rank_variable(rank, which));
 }
-
-// The rank's program copy's own copy of libc's variable `name` (a copy
-// relocation: the program reads it directly), or nullptr (local rank 0,
-// shared images, or the program does not read it).
-void* program_copy_of(RankLibc& rank, const char* name);
 
 // The environment a rank starts with (the node process's at start-up).
 char** startup_environment();
