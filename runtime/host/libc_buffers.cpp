@@ -129,6 +129,17 @@ __attribute__((visibility("default"))) char* ctime(const time_t* t) {
     return MPC_LIBC(ctime)(t);
 }
 
+// Errors go to the rank's getdate_err.
+__attribute__((visibility("default"))) struct tm* getdate(const char* string) {
+    RankLibc* r = private_libc();
+    if (!r) return MPC_LIBC(getdate)(string);
+    RankLibc::Larger& l = larger(*r);
+    const int error = getdate_r(string, &l.getdate);
+    if (error == 0) return &l.getdate;
+    *mpc::host::rank_variable_as<int>(*r, mpc::host::kGetdateErr) = error;
+    return nullptr;
+}
+
 // ---- Messages: glibc's buffers are per thread, shared by a core's ranks ------
 
 __attribute__((visibility("default"))) char* strerror(int errnum) {

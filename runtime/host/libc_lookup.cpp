@@ -1,9 +1,9 @@
 // Per-rank results of the name service (users, groups, hosts, services,
-// protocols) and hsearch's table (see libc_state.hpp). The lookups run
-// through their reentrant forms into the rank's buffers, grown as glibc grows
-// its own; the enumerations (getpwent, getgrent) return into the rank's
-// buffers too, but their position is libc's, one per process. Local rank 0
-// keeps libc's buffers and table.
+// protocols, networks) and hsearch's table (see libc_state.hpp). The lookups
+// run through their reentrant forms into the rank's buffers, grown as glibc
+// grows its own; the enumerations (getpwent, getgrent, gethostent, ...)
+// return into the rank's buffers too, but their position is libc's, one per
+// process. Local rank 0 keeps libc's buffers and table.
 #include <grp.h>
 #include <netdb.h>
 #include <pwd.h>
@@ -32,13 +32,13 @@ Result* lookup(GrowBuffer& buf, Call call) {
     }
 }
 
-// The same for the host lookups, which report through h_errno: the buffer
-// grows while the call says ERANGE with h_errno NETDB_INTERNAL.
-template <class Call>
-hostent* lookup_host(GrowBuffer& buf, Call call) {
+// The same for the host and network lookups, which report through h_errno:
+// the buffer grows while the call says ERANGE with h_errno NETDB_INTERNAL.
+template <class Result = hostent, class Call>
+Result* lookup_host(GrowBuffer& buf, Call call) {
     if (!buf.data && !buf.grow()) return nullptr;
     for (;;) {
-        hostent* result = nullptr;
+        Result* result = nullptr;
         int error = 0;
         const int rc = call(buf.data, buf.size, &result, &error);
         if (rc != ERANGE || error != NETDB_INTERNAL || !buf.grow()) {
@@ -177,6 +177,65 @@ __attribute__((visibility("default"))) struct protoent* getprotobynumber(int pro
     RankLibc::Larger& l = larger(*r);
     return mpc::host::lookup<protoent>(l.protocol_buffer, [&](char* b, size_t n, protoent** out) {
         return getprotobynumber_r(proto, &l.protocol, b, n, out);
+    });
+}
+
+__attribute__((visibility("default"))) struct netent* getnetbyname(const char* name) {
+    RankLibc* r = private_libc();
+    if (!r) return MPC_LIBC(getnetbyname)(name);
+    RankLibc::Larger& l = larger(*r);
+    return mpc::host::lookup_host<netent>(l.network_buffer,
+                                          [&](char* b, size_t n, netent** out, int* e) {
+                                              return getnetbyname_r(name, &l.network, b, n, out, e);
+                                          });
+}
+
+__attribute__((visibility("default"))) struct netent* getnetbyaddr(uint32_t net, int type) {
+    RankLibc* r = private_libc();
+    if (!r) return MPC_LIBC(getnetbyaddr)(net, type);
+    RankLibc::Larger& l = larger(*r);
+    return mpc::host::lookup_host<netent>(
+        l.network_buffer, [&](char* b, size_t n, netent** out, int* e) {
+            return getnetbyaddr_r(net, type, &l.network, b, n, out, e);
+        });
+}
+
+// ---- Enumerations: the rank's buffers, libc's position (one per process) ------------
+
+__attribute__((visibility("default"))) struct hostent* gethostent() {
+    RankLibc* r = private_libc();
+    if (!r) return MPC_LIBC(gethostent)();
+    RankLibc::Larger& l = larger(*r);
+    return mpc::host::lookup_host(l.host_buffer, [&](char* b, size_t n, hostent** out, int* e) {
+        return gethostent_r(&l.host, b, n, out, e);
+    });
+}
+
+__attribute__((visibility("default"))) struct netent* getnetent() {
+    RankLibc* r = private_libc();
+    if (!r) return MPC_LIBC(getnetent)();
+    RankLibc::Larger& l = larger(*r);
+    return mpc::host::lookup_host<netent>(l.network_buffer,
+                                          [&](char* b, size_t n, netent** out, int* e) {
+                                              return getnetent_r(&l.network, b, n, out, e);
+                                          });
+}
+
+__attribute__((visibility("default"))) struct servent* getservent() {
+    RankLibc* r = private_libc();
+    if (!r) return MPC_LIBC(getservent)();
+    RankLibc::Larger& l = larger(*r);
+    return mpc::host::lookup<servent>(l.service_buffer, [&](char* b, size_t n, servent** out) {
+        return getservent_r(&l.service, b, n, out);
+    });
+}
+
+__attribute__((visibility("default"))) struct protoent* getprotoent() {
+    RankLibc* r = private_libc();
+    if (!r) return MPC_LIBC(getprotoent)();
+    RankLibc::Larger& l = larger(*r);
+    return mpc::host::lookup<protoent>(l.protocol_buffer, [&](char* b, size_t n, protoent** out) {
+        return getprotoent_r(&l.protocol, b, n, out);
     });
 }
 

@@ -52,7 +52,7 @@ RankLibc* state_of(const mpi::RankState* rank) {
 const std::vector<const char*>& names_of(LibcVariable v) {
     static const std::vector<const char*> names[kLibcVariables] = {
         {"optind"}, {"optarg"}, {"opterr"}, {"optopt"}, {"environ", "__environ", "_environ"},
-        {"tzname"}, {"timezone"}, {"daylight"}};
+        {"getdate_err"}, {"tzname"}, {"timezone"}, {"daylight"}};
     return names[v];
 }
 
@@ -99,6 +99,7 @@ void* process_variable(LibcVariable v) {
         case kOpterr: return &opterr;
         case kOptopt: return &optopt;
         case kEnviron: return &environ;
+        case kGetdateErr: return &getdate_err;
         case kTzname: return &tzname;
         case kTimezone: return &timezone;
         case kDaylight: return &daylight;
@@ -114,6 +115,7 @@ void* cell_of(RankLibc& r, LibcVariable v) {
         case kOpterr: return &r.opterr_cell;
         case kOptopt: return &r.optopt_cell;
         case kEnviron: return &r.environ_cell;
+        case kGetdateErr: return &r.getdate_err_cell;
         default: break;
     }
     return nullptr;

@@ -40,10 +40,11 @@
 namespace mpc::host {
 
 // libc's variables that a program may read directly, by index: each rank has
-// its own of the first five; the time zone's are the process's, which a
+// its own of the first six; the time zone's are the process's, which a
 // rank's program copy follows (libc_buffers.cpp).
 enum LibcVariable : int {
-    kOptind, kOptarg, kOpterr, kOptopt, kEnviron, kTzname, kTimezone, kDaylight, kLibcVariables
+    kOptind, kOptarg, kOpterr, kOptopt, kEnviron, kGetdateErr,
+    kTzname, kTimezone, kDaylight, kLibcVariables
 };
 
 struct RankLibc {
@@ -89,6 +90,7 @@ struct RankLibc {
     int optind_cell = 1, opterr_cell = 1, optopt_cell = '?';
     char* optarg_cell = nullptr;
     char** environ_cell = nullptr;
+    int getdate_err_cell = 0;
 };
 
 // A buffer that grows, for the name service's results (malloc'd: no
@@ -118,12 +120,15 @@ struct RankLibc::Larger {
     char fcvt[328] = {};  // and DBL_MAX_10_EXP more
     char getlogin[257] = {};
     // libc_lookup.cpp
-    GrowBuffer passwd_buffer, group_buffer, host_buffer, service_buffer, protocol_buffer;
+    GrowBuffer passwd_buffer, group_buffer, host_buffer, service_buffer, protocol_buffer,
+        network_buffer;
     struct passwd passwd {};
     struct group group {};
     struct hostent host {};
     struct servent service {};
     struct protoent protocol {};
+    struct netent network {};
+    struct tm getdate {};  // libc_buffers.cpp
     hsearch_data table{};  // hcreate/hsearch/hdestroy
 };
 RankLibc::Larger& larger(RankLibc& rank);

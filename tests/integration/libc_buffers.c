@@ -7,7 +7,7 @@
  * inverse function (l64a, a64l).
  *   localtime, gmtime, ctime from all ranks at once, in a tight loop; the
  *   time zone variables after tzset (TZ is set by the test); asctime of a
- *   year too long for asctime_r; strerror, strsignal, inet_ntoa, l64a, ecvt,
+ *   year too long for asctime_r; getdate's error in getdate_err; strerror, strsignal, inet_ntoa, l64a, ecvt,
  *   fcvt, tmpnam(NULL), ptsname and ttyname (on a pseudo-terminal),
  *   getpwuid, getgrgid, getprotobyname, gethostbyname.
  */
@@ -94,6 +94,10 @@ static void check_time(int rank) {
     barrier();
     CHECK(a && strcmp(a, want_big) == 0, "asctime of year %d: %s", 1900 + big.tm_year,
           a ? a : "NULL");
+    /* getdate without DATEMSK: error 1 in the rank's getdate_err. */
+    getdate_err = 0;
+    CHECK(getdate("2024-01-01") == NULL && getdate_err == 1, "getdate without DATEMSK: error %d",
+          getdate_err);
 }
 
 static void check_messages(int rank) {
