@@ -42,8 +42,8 @@ const char* start_scan(GetoptState& s, const char* optstring, bool posixly_corre
         s.order = Order::RequireOrder;
         ++optstring;
     } else {
-        s.order = posixly_correct || getenv("POSIXLY_CORRECT") ? Order::RequireOrder
-                                                                : Order::Permute;
+        s.order =
+            posixly_correct || getenv("POSIXLY_CORRECT") ? Order::RequireOrder : Order::Permute;
     }
     s.initialized = true;
     return optstring;
@@ -98,8 +98,8 @@ struct Scan {
             if (ambiguous) {
                 if (print_errors) {
                     flockfile(stderr);
-                    fprintf(stderr, text("%s: option '%s%s' is ambiguous; possibilities:"),
-                            argv[0], prefix, name);
+                    fprintf(stderr, text("%s: option '%s%s' is ambiguous; possibilities:"), argv[0],
+                            prefix, name);
                     for (int i : listed) fprintf(stderr, " '%s%s'", prefix, longopts[i].name);
                     fprintf(stderr, "\n");
                     funlockfile(stderr);
@@ -126,8 +126,8 @@ struct Scan {
         if (*end) {
             if (!found->has_arg) {
                 if (print_errors)
-                    fprintf(stderr, text("%s: option '%s%s' doesn't allow an argument\n"),
-                            argv[0], prefix, found->name);
+                    fprintf(stderr, text("%s: option '%s%s' doesn't allow an argument\n"), argv[0],
+                            prefix, found->name);
                 s.optopt = found->val;
                 return '?';
             }

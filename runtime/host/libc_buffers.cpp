@@ -216,8 +216,7 @@ __attribute__((visibility("default"))) char* getlogin() {
 __attribute__((visibility("default"))) char* l64a(long n) {
     RankLibc* r = private_libc();
     if (!r) return MPC_LIBC(l64a)(n);
-    static const char digits[] =
-        "./0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+    static const char digits[] = "./0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
     char* out = larger(*r).l64a;
     char* p = out;
     for (unsigned long m = static_cast<unsigned long>(n) & 0xffffffffUL; m; m >>= 6)

@@ -76,23 +76,23 @@ __attribute__((visibility("default"))) size_t wcrtomb(char* s, wchar_t wc, mbsta
     return MPC_LIBC(wcrtomb)(s, wc, state_for(ps, RankLibc::kWcrtomb));
 }
 
-__attribute__((visibility("default"))) size_t mbsrtowcs(wchar_t* dst, const char** src,
-                                                        size_t len, mbstate_t* ps) {
+__attribute__((visibility("default"))) size_t mbsrtowcs(wchar_t* dst, const char** src, size_t len,
+                                                        mbstate_t* ps) {
     return MPC_LIBC(mbsrtowcs)(dst, src, len, state_for(ps, RankLibc::kMbsrtowcs));
 }
 
-__attribute__((visibility("default"))) size_t wcsrtombs(char* dst, const wchar_t** src,
-                                                        size_t len, mbstate_t* ps) {
+__attribute__((visibility("default"))) size_t wcsrtombs(char* dst, const wchar_t** src, size_t len,
+                                                        mbstate_t* ps) {
     return MPC_LIBC(wcsrtombs)(dst, src, len, state_for(ps, RankLibc::kWcsrtombs));
 }
 
-__attribute__((visibility("default"))) size_t mbsnrtowcs(wchar_t* dst, const char** src,
-                                                         size_t nms, size_t len, mbstate_t* ps) {
+__attribute__((visibility("default"))) size_t mbsnrtowcs(wchar_t* dst, const char** src, size_t nms,
+                                                         size_t len, mbstate_t* ps) {
     return MPC_LIBC(mbsnrtowcs)(dst, src, nms, len, state_for(ps, RankLibc::kMbsnrtowcs));
 }
 
-__attribute__((visibility("default"))) size_t wcsnrtombs(char* dst, const wchar_t** src,
-                                                         size_t nwc, size_t len, mbstate_t* ps) {
+__attribute__((visibility("default"))) size_t wcsnrtombs(char* dst, const wchar_t** src, size_t nwc,
+                                                         size_t len, mbstate_t* ps) {
     return MPC_LIBC(wcsnrtombs)(dst, src, nwc, len, state_for(ps, RankLibc::kWcsnrtombs));
 }
 

@@ -58,8 +58,7 @@ __attribute__((visibility("default"))) int getopt_long(int argc, char* const* ar
                                                        const struct option* longopts,
                                                        int* longindex) {
     if (RankLibc* r = mpc::host::rank_libc())
-        return mpc::host::rank_getopt(*r, argc, argv, optstring, longopts, longindex, false,
-                                      false);
+        return mpc::host::rank_getopt(*r, argc, argv, optstring, longopts, longindex, false, false);
     return MPC_LIBC(getopt_long)(argc, argv, optstring, longopts, longindex);
 }
 
@@ -68,8 +67,7 @@ __attribute__((visibility("default"))) int getopt_long_only(int argc, char* cons
                                                             const struct option* longopts,
                                                             int* longindex) {
     if (RankLibc* r = mpc::host::rank_libc())
-        return mpc::host::rank_getopt(*r, argc, argv, optstring, longopts, longindex, true,
-                                      false);
+        return mpc::host::rank_getopt(*r, argc, argv, optstring, longopts, longindex, true, false);
     return MPC_LIBC(getopt_long_only)(argc, argv, optstring, longopts, longindex);
 }
 

@@ -18,8 +18,7 @@ namespace {
 // Under the rank's lock (its threads may draw at once, as a process's may).
 random_data& generator(RankLibc& r) {
     if (!r.random_ready) {
-        initstate_r(1, reinterpret_cast<char*>(r.random_table), sizeof(r.random_table),
-                    &r.random);
+        initstate_r(1, reinterpret_cast<char*>(r.random_table), sizeof(r.random_table), &r.random);
         r.random_ready = true;
     }
     return r.random;

@@ -31,8 +31,7 @@ mpi::RankState* caller() {
 
 RankLibc* state_of(const mpi::RankState* rank) {
     const int local = rank->local_index;
-    if (!g_states || local < 0 || local >= g_nlocal.load(std::memory_order_relaxed))
-        return nullptr;
+    if (!g_states || local < 0 || local >= g_nlocal.load(std::memory_order_relaxed)) return nullptr;
     std::atomic<RankLibc*>& slot = g_states[local];
     if (RankLibc* s = slot.load(std::memory_order_acquire)) return s;
     auto* fresh = new RankLibc;
@@ -51,8 +50,15 @@ RankLibc* state_of(const mpi::RankState* rank) {
 // The names a variable goes by (environ has two aliases in libc).
 const std::vector<const char*>& names_of(LibcVariable v) {
     static const std::vector<const char*> names[kLibcVariables] = {
-        {"optind"}, {"optarg"}, {"opterr"}, {"optopt"}, {"environ", "__environ", "_environ"},
-        {"getdate_err"}, {"tzname"}, {"timezone"}, {"daylight"}};
+        {"optind"},
+        {"optarg"},
+        {"opterr"},
+        {"optopt"},
+        {"environ", "__environ", "_environ"},
+        {"getdate_err"},
+        {"tzname"},
+        {"timezone"},
+        {"daylight"}};
     return names[v];
 }
 
@@ -67,8 +73,8 @@ bool owned(LibcVariable v) {
 struct Layout {
     bool known = false;
     uintptr_t in_program[kLibcVariables] = {};  // the program's copy (relocation COPY), or 0
-    std::vector<const char*> names;              // every name of every owned variable
-    std::vector<LibcVariable> variable_of;       // by index in names
+    std::vector<const char*> names;             // every name of every owned variable
+    std::vector<LibcVariable> variable_of;      // by index in names
     std::vector<std::vector<elf::DataReference>> references;  // per copied object
 };
 Layout g_layout;
@@ -94,29 +100,46 @@ void learn_layout(const std::vector<const elf::LoadedObject*>& copies) {
 // (the program's definition comes first in the lookup, libc uses it too).
 void* process_variable(LibcVariable v) {
     switch (v) {
-        case kOptind: return &optind;
-        case kOptarg: return &optarg;
-        case kOpterr: return &opterr;
-        case kOptopt: return &optopt;
-        case kEnviron: return &environ;
-        case kGetdateErr: return &getdate_err;
-        case kTzname: return &tzname;
-        case kTimezone: return &timezone;
-        case kDaylight: return &daylight;
-        default: break;
+        case kOptind:
+            return &optind;
+        case kOptarg:
+            return &optarg;
+        case kOpterr:
+            return &opterr;
+        case kOptopt:
+            return &optopt;
+        case kEnviron:
+            return &environ;
+        case kGetdateErr:
+            return &getdate_err;
+        case kTzname:
+            return &tzname;
+        case kTimezone:
+            return &timezone;
+        case kDaylight:
+            return &daylight;
+        default:
+            break;
     }
     return nullptr;
 }
 
 void* cell_of(RankLibc& r, LibcVariable v) {
     switch (v) {
-        case kOptind: return &r.optind_cell;
-        case kOptarg: return &r.optarg_cell;
-        case kOpterr: return &r.opterr_cell;
-        case kOptopt: return &r.optopt_cell;
-        case kEnviron: return &r.environ_cell;
-        case kGetdateErr: return &r.getdate_err_cell;
-        default: break;
+        case kOptind:
+            return &r.optind_cell;
+        case kOptarg:
+            return &r.optarg_cell;
+        case kOpterr:
+            return &r.opterr_cell;
+        case kOptopt:
+            return &r.optopt_cell;
+        case kEnviron:
+            return &r.environ_cell;
+        case kGetdateErr:
+            return &r.getdate_err_cell;
+        default:
+            break;
     }
     return nullptr;
 }
@@ -149,7 +172,8 @@ void bind_rank_variables(void* owner, const std::vector<const elf::LoadedObject*
             RankLibc* r = state_of(rank);
             if (!r) return;
             const LibcVariable v = g_layout.variable_of[ref.name];
-            elf::point_reference(*copies[k], ref, reinterpret_cast<uintptr_t>(rank_variable(*r, v)));
+            elf::point_reference(*copies[k], ref,
+                                 reinterpret_cast<uintptr_t>(rank_variable(*r, v)));
         }
 }
 
@@ -174,8 +198,7 @@ int caller_local() {
 }
 
 RankLibc* existing_libc(int local) {
-    if (!g_states || local < 0 || local >= g_nlocal.load(std::memory_order_relaxed))
-        return nullptr;
+    if (!g_states || local < 0 || local >= g_nlocal.load(std::memory_order_relaxed)) return nullptr;
     return g_states[local].load(std::memory_order_acquire);
 }
 

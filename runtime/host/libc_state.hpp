@@ -43,8 +43,16 @@ namespace mpc::host {
 // its own of the first six; the time zone's are the process's, which a
 // rank's program copy follows (libc_buffers.cpp).
 enum LibcVariable : int {
-    kOptind, kOptarg, kOpterr, kOptopt, kEnviron, kGetdateErr,
-    kTzname, kTimezone, kDaylight, kLibcVariables
+    kOptind,
+    kOptarg,
+    kOpterr,
+    kOptopt,
+    kEnviron,
+    kGetdateErr,
+    kTzname,
+    kTimezone,
+    kDaylight,
+    kLibcVariables
 };
 
 struct RankLibc {
@@ -75,8 +83,16 @@ struct RankLibc {
     // libc_multibyte.cpp: the conversion state each function keeps when the
     // caller gives none.
     enum Multibyte : int {
-        kMbtowc, kWctomb, kMbrtowc, kMbrlen, kWcrtomb, kMbsrtowcs, kWcsrtombs, kMbsnrtowcs,
-        kWcsnrtombs, kMultibyteStates
+        kMbtowc,
+        kWctomb,
+        kMbrtowc,
+        kMbrlen,
+        kWcrtomb,
+        kMbsrtowcs,
+        kWcsrtombs,
+        kMbsnrtowcs,
+        kWcsnrtombs,
+        kMultibyteStates
     };
     mbstate_t multibyte[kMultibyteStates] = {};
 
@@ -189,7 +205,10 @@ Fn next_libc(const char* name) {
     return reinterpret_cast<Fn>(sym);
 }
 // libc's definition of the function `name`, looked up once per call site.
-#define MPC_LIBC(name) \
-    ([] { static const auto fn = ::mpc::host::next_libc<decltype(&::name)>(#name); return fn; }())
+#define MPC_LIBC(name)                                                           \
+    ([] {                                                                        \
+        static const auto fn = ::mpc::host::next_libc<decltype(&::name)>(#name); \
+        return fn;                                                               \
+    }())
 
 }  // namespace mpc::host

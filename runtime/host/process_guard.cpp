@@ -108,16 +108,26 @@ int change_directory(Change change) {
 
 const char* limit_name(int resource) {
     switch (resource) {
-        case RLIMIT_STACK: return "RLIMIT_STACK";
-        case RLIMIT_NOFILE: return "RLIMIT_NOFILE";
-        case RLIMIT_AS: return "RLIMIT_AS";
-        case RLIMIT_CORE: return "RLIMIT_CORE";
-        case RLIMIT_CPU: return "RLIMIT_CPU";
-        case RLIMIT_DATA: return "RLIMIT_DATA";
-        case RLIMIT_FSIZE: return "RLIMIT_FSIZE";
-        case RLIMIT_MEMLOCK: return "RLIMIT_MEMLOCK";
-        case RLIMIT_NPROC: return "RLIMIT_NPROC";
-        default: return "a resource limit";
+        case RLIMIT_STACK:
+            return "RLIMIT_STACK";
+        case RLIMIT_NOFILE:
+            return "RLIMIT_NOFILE";
+        case RLIMIT_AS:
+            return "RLIMIT_AS";
+        case RLIMIT_CORE:
+            return "RLIMIT_CORE";
+        case RLIMIT_CPU:
+            return "RLIMIT_CPU";
+        case RLIMIT_DATA:
+            return "RLIMIT_DATA";
+        case RLIMIT_FSIZE:
+            return "RLIMIT_FSIZE";
+        case RLIMIT_MEMLOCK:
+            return "RLIMIT_MEMLOCK";
+        case RLIMIT_NPROC:
+            return "RLIMIT_NPROC";
+        default:
+            return "a resource limit";
     }
 }
 
@@ -134,8 +144,7 @@ void check_limit(int resource, const struct rlimit* now) {
             "set %s: resource limits are one per node process, so the new limit applies to the "
             "%d ranks of this node process together%s",
             limit_name(resource), local_rank_count(),
-            resource == RLIMIT_STACK ? " (a rank's stack is MPC_STACK_SIZE, set at start-up)"
-                                     : "");
+            resource == RLIMIT_STACK ? " (a rank's stack is MPC_STACK_SIZE, set at start-up)" : "");
 }
 
 SigactionFn real_sigaction() {
@@ -248,13 +257,12 @@ using RlimitFn = int (*)(int, const struct rlimit*);
 using PrlimitFn = int (*)(pid_t, int, const struct rlimit*, struct rlimit*);
 int mpc_setrlimit(int resource, const struct rlimit* limit) __asm__("setrlimit");
 int mpc_setrlimit64(int resource, const struct rlimit* limit) __asm__("setrlimit64");
-int mpc_prlimit(pid_t pid, int resource, const struct rlimit* limit, struct rlimit* old)
-    __asm__("prlimit");
-int mpc_prlimit64(pid_t pid, int resource, const struct rlimit* limit, struct rlimit* old)
-    __asm__("prlimit64");
+int mpc_prlimit(pid_t pid, int resource, const struct rlimit* limit,
+                struct rlimit* old) __asm__("prlimit");
+int mpc_prlimit64(pid_t pid, int resource, const struct rlimit* limit,
+                  struct rlimit* old) __asm__("prlimit64");
 
-__attribute__((visibility("default"))) int mpc_setrlimit(int resource,
-                                                         const struct rlimit* limit) {
+__attribute__((visibility("default"))) int mpc_setrlimit(int resource, const struct rlimit* limit) {
     static const auto real = mpc::host::next_libc<RlimitFn>("setrlimit");
     mpc::host::check_limit(resource, limit);
     return real(resource, limit);

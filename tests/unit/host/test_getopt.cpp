@@ -7,11 +7,11 @@
 #include <getopt.h>
 #include <unistd.h>
 
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstdio>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 #include <sstream>
 #include <string>
@@ -141,8 +141,10 @@ Trace run_glibc(const Case& c, std::vector<std::string>& storage) {
     return scan(c, make_argv(c, storage), &optind, &optarg, &optopt,
                 [&](int argc, char** argv, int* longindex) {
                     switch (c.mode) {
-                        case Mode::Getopt: return getopt(argc, argv, c.optstring.c_str());
-                        case Mode::Posix: return __posix_getopt(argc, argv, c.optstring.c_str());
+                        case Mode::Getopt:
+                            return getopt(argc, argv, c.optstring.c_str());
+                        case Mode::Posix:
+                            return __posix_getopt(argc, argv, c.optstring.c_str());
                         case Mode::Long:
                             return getopt_long(argc, argv, c.optstring.c_str(), kLongOptions,
                                                longindex);
@@ -221,11 +223,12 @@ TEST_CASE("getopt_step: fixed command lines as glibc parses them", "[getopt]") {
 
 TEST_CASE("getopt_step: random command lines as glibc parses them", "[getopt]") {
     const std::vector<std::string> tokens = {
-        "-a", "-b", "-c", "-abc", "-cfoo", "-bx", "-ba", "-W", "-Walpha", "-Wal", "alpha",
-        "--alpha", "--al", "--alp", "--alpi", "--alpine=3", "--alpine", "--beta", "--beta=2",
-        "--be", "--bet", "--ver", "--verb", "--verbo", "--size", "--size=9", "--s", "--x",
-        "--alpha=1", "-", "--", "file", "9", "-alpha", "-al", "-s", "-siz", "-v", "-:", "-;",
-        "-\xe9", "--=", "--c", "-c=1", "-Wsize=4", "-Wc"};
+        "-a",       "-b",       "-c",       "-abc",    "-cfoo",     "-bx",   "-ba",    "-W",
+        "-Walpha",  "-Wal",     "alpha",    "--alpha", "--al",      "--alp", "--alpi", "--alpine=3",
+        "--alpine", "--beta",   "--beta=2", "--be",    "--bet",     "--ver", "--verb", "--verbo",
+        "--size",   "--size=9", "--s",      "--x",     "--alpha=1", "-",     "--",     "file",
+        "9",        "-alpha",   "-al",      "-s",      "-siz",      "-v",    "-:",     "-;",
+        "-\xe9",    "--=",      "--c",      "-c=1",    "-Wsize=4",  "-Wc"};
     const std::vector<std::string> prefixes = {"", "", "", "+", "-", ":", "+:", "-:"};
     const std::string letters = "abcsW";
     const std::vector<std::string> suffixes = {"", "", ":", "::"};
