@@ -77,7 +77,7 @@ static void check_strtok(int rank) {
 
 static void check_hsearch(int rank, int size) {
     CHECK(hcreate(64) != 0, "hcreate failed");
-    static char keys[20][16];
+    char keys[20][16];  /* on the stack: with --shared-globals a static one would be shared */
     for (int i = 0; i < 20; ++i) {
         snprintf(keys[i], sizeof(keys[i]), "k%d", i);
         ENTRY e = {keys[i], (void*)(intptr_t)(rank * 100 + i)};
