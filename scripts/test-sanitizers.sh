@@ -33,7 +33,7 @@ export TSAN_OPTIONS="suppressions=$here/scripts/sanitizers/tsan.supp:halt_on_err
 # hang report; ranks' own threads creating communicators at once; and at
 # least one run of every other C and C++ integration program (errors, exit
 # codes, attributes, topologies, datatypes, collective variants, placement,
-# NUMA stealing, faults, rank images, PMI) and of the EulerMHD and CG
+# NUMA stealing, faults, rank images, PMI, per-rank libc state) and of the EulerMHD and CG
 # examples. Not under TSan: the Fortran programs (gfortran's code is not
 # instrumented; the build has Fortran off) and the launcher's own checks
 # (mpcrun_check.py, Slurm, install), which test the launcher process. A name
@@ -102,6 +102,10 @@ exit late n4
 nompi n4
 pmi kvs N3
 images globals n6 N3 thread
+libc_buffers n4
+libc_getopt n4
+libc_random n4 N2
+libc_env n4
 "
 
 # Not run under ASan+UBSan: tests of how a deliberate crash is reported (a
