@@ -154,15 +154,23 @@ using mpc::host::RankLibc;
 
 extern "C" {
 
-// Creates no state: the runtime reads its variables in every rank.
-__attribute__((visibility("default"))) char* getenv(const char* name) {
+// Creates no state: the runtime reads its variables in every rank. Before
+// the ranks exist (sanitizer runtimes starting up), a plain scan.
+MPC_EARLY __attribute__((visibility("default"))) char* getenv(const char* name) {
+    if (!mpc::host::ranks_open()) {
+        const size_t length = __builtin_strlen(name);
+        for (char** e = environ; e && *e && name[0]; ++e)
+            if (__builtin_strncmp(*e, name, length) == 0 && (*e)[length] == '=')
+                return *e + length + 1;
+        return nullptr;
+    }
     const int local = mpc::host::caller_local();
     if (local <= 0) return mpc::host::find(environ, name);
     RankLibc* r = mpc::host::existing_libc(local);
     return mpc::host::find(r ? mpc::host::rank_env(*r) : mpc::host::startup_environment(), name);
 }
 
-__attribute__((visibility("default"))) char* secure_getenv(const char* name) {
+MPC_EARLY __attribute__((visibility("default"))) char* secure_getenv(const char* name) {
     return getauxval(AT_SECURE) ? nullptr : getenv(name);
 }
 

@@ -14,6 +14,9 @@
 extern char** environ;
 
 namespace mpc::host {
+
+bool g_ranks_open = false;
+
 namespace {
 
 // Never freed: a thread of a rank may call in after the ranks are gone.
@@ -157,6 +160,7 @@ void libc_ranks_open(int nlocal) {
     g_states = new std::atomic<RankLibc*>[static_cast<size_t>(nlocal)]();
     g_program_base = new std::atomic<uintptr_t>[static_cast<size_t>(nlocal)]();
     g_nlocal.store(nlocal, std::memory_order_release);
+    __atomic_store_n(&g_ranks_open, true, __ATOMIC_RELEASE);
 }
 
 void bind_rank_variables(void* owner, const std::vector<const elf::LoadedObject*>& copies) {

@@ -204,6 +204,26 @@ Fn next_libc(const char* name) {
     }
     return reinterpret_cast<Fn>(sym);
 }
+// Wrappers that sanitizer runtimes call while they start up (setrlimit,
+// sigaction, getenv, ...) run before any instrumented code may: they are not
+// instrumented, and until the host opens the ranks they only call libc
+// (early_libc, no guarded static).
+#define MPC_EARLY __attribute__((no_sanitize("address", "thread", "undefined")))
+extern bool g_ranks_open;
+MPC_EARLY inline bool ranks_open() {
+    return __atomic_load_n(&g_ranks_open, __ATOMIC_ACQUIRE);
+}
+template <class Fn>
+MPC_EARLY inline Fn early_libc(Fn* cache, const char* name) {
+    Fn fn = __atomic_load_n(cache, __ATOMIC_RELAXED);
+    if (!fn) {
+        fn = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
+        if (!fn) _exit(127);  // no libc: nothing sensible is left to do
+        __atomic_store_n(cache, fn, __ATOMIC_RELAXED);
+    }
+    return fn;
+}
+
 // libc's definition of the function `name`, looked up once per call site.
 #define MPC_LIBC(name)                                                           \
     ([] {                                                                        \

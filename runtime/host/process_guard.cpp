@@ -147,9 +147,10 @@ void check_limit(int resource, const struct rlimit* now) {
             resource == RLIMIT_STACK ? " (a rank's stack is MPC_STACK_SIZE, set at start-up)" : "");
 }
 
+SigactionFn g_real_sigaction = nullptr;  // early_libc's cache
+
 SigactionFn real_sigaction() {
-    static const SigactionFn fn = next_libc<SigactionFn>("sigaction");
-    return fn;
+    return early_libc(&g_real_sigaction, "sigaction");
 }
 
 bool is_runtime_handler(void* handler) {
@@ -204,6 +205,29 @@ auto change_signal(int sig, void* handler, Install install) {
     return result;
 }
 
+void check_umask(mode_t old, mode_t mask) {
+    const int local = caller_local();
+    if (local < 0 || old == (mask & 0777) || local_rank_count() < 2) return;
+    std::lock_guard<std::mutex> g(g_lock);
+    if (first_time(local, kUmask))
+        runtime::warn(
+            "set the file creation mask to %03o: it is one per node process, so it applies to "
+            "the files of the %d ranks of this node process",
+            static_cast<unsigned>(mask & 0777), local_rank_count());
+}
+
+void check_fork() {
+    const int local = caller_local();
+    if (local < 0) return;
+    std::lock_guard<std::mutex> g(g_lock);
+    if (first_time(local, kFork))
+        runtime::warn(
+            "called fork: the child is a copy of the whole node process (its %d ranks, the "
+            "runtime's threads and connections) in which only the calling thread runs; it may "
+            "only exec or _exit (exit there ends it at once, without exit handlers)",
+            local_rank_count());
+}
+
 void on_fork_child() {
     g_forked_child.store(true, std::memory_order_relaxed);
 }
@@ -224,29 +248,50 @@ void watch_forks() {
 
 }  // namespace mpc::host
 
+namespace mpc::host {
+namespace {
+
+using SignalFn = sighandler_t (*)(int, sighandler_t);
+
+// signal() and its other names: __sysv_signal is signal() under strict ISO C
+// compilation.
+MPC_EARLY sighandler_t set_handler(SignalFn* cache, const char* name, int sig,
+                                   sighandler_t handler) {
+    auto fn = early_libc(cache, name);
+    if (!ranks_open()) return fn(sig, handler);
+    return change_signal(sig, reinterpret_cast<void*>(handler), [&] { return fn(sig, handler); });
+}
+
+}  // namespace
+}  // namespace mpc::host
+
 using mpc::host::change_signal;
+using mpc::host::set_handler;
+using mpc::host::SignalFn;
 
 extern "C" {
 
-__attribute__((visibility("default"))) int chdir(const char* path) {
-    return mpc::host::change_directory([&] { return MPC_LIBC(chdir)(path); });
+// Each wrapper: libc's function alone until the ranks exist (sanitizer
+// runtimes call some of these before they can run instrumented code).
+
+MPC_EARLY __attribute__((visibility("default"))) int chdir(const char* path) {
+    static decltype(&::chdir) real;
+    auto fn = mpc::host::early_libc(&real, "chdir");
+    if (!mpc::host::ranks_open()) return fn(path);
+    return mpc::host::change_directory([&] { return fn(path); });
 }
 
-__attribute__((visibility("default"))) int fchdir(int fd) {
-    return mpc::host::change_directory([&] { return MPC_LIBC(fchdir)(fd); });
+MPC_EARLY __attribute__((visibility("default"))) int fchdir(int fd) {
+    static decltype(&::fchdir) real;
+    auto fn = mpc::host::early_libc(&real, "fchdir");
+    if (!mpc::host::ranks_open()) return fn(fd);
+    return mpc::host::change_directory([&] { return fn(fd); });
 }
 
-__attribute__((visibility("default"))) mode_t umask(mode_t mask) {
-    const mode_t old = MPC_LIBC(umask)(mask);
-    const int local = mpc::host::caller_local();
-    if (local >= 0 && old != (mask & 0777) && mpc::host::local_rank_count() > 1) {
-        std::lock_guard<std::mutex> g(mpc::host::g_lock);
-        if (mpc::host::first_time(local, mpc::host::kUmask))
-            mpc::runtime::warn(
-                "set the file creation mask to %03o: it is one per node process, so it applies "
-                "to the files of the %d ranks of this node process",
-                static_cast<unsigned>(mask & 0777), mpc::host::local_rank_count());
-    }
+MPC_EARLY __attribute__((visibility("default"))) mode_t umask(mode_t mask) {
+    static decltype(&::umask) real;
+    const mode_t old = mpc::host::early_libc(&real, "umask")(mask);
+    if (mpc::host::ranks_open()) mpc::host::check_umask(old, mask);
     return old;
 }
 
@@ -257,89 +302,92 @@ using RlimitFn = int (*)(int, const struct rlimit*);
 using PrlimitFn = int (*)(pid_t, int, const struct rlimit*, struct rlimit*);
 int mpc_setrlimit(int resource, const struct rlimit* limit) __asm__("setrlimit");
 int mpc_setrlimit64(int resource, const struct rlimit* limit) __asm__("setrlimit64");
-int mpc_prlimit(pid_t pid, int resource, const struct rlimit* limit,
-                struct rlimit* old) __asm__("prlimit");
-int mpc_prlimit64(pid_t pid, int resource, const struct rlimit* limit,
-                  struct rlimit* old) __asm__("prlimit64");
+int mpc_prlimit(pid_t pid, int resource, const struct rlimit* limit, struct rlimit* old)
+    __asm__("prlimit");
+int mpc_prlimit64(pid_t pid, int resource, const struct rlimit* limit, struct rlimit* old)
+    __asm__("prlimit64");
 
-__attribute__((visibility("default"))) int mpc_setrlimit(int resource, const struct rlimit* limit) {
-    static const auto real = mpc::host::next_libc<RlimitFn>("setrlimit");
-    mpc::host::check_limit(resource, limit);
-    return real(resource, limit);
+MPC_EARLY __attribute__((visibility("default"))) int mpc_setrlimit(int resource,
+                                                                   const struct rlimit* limit) {
+    static RlimitFn real;
+    auto fn = mpc::host::early_libc(&real, "setrlimit");
+    if (mpc::host::ranks_open()) mpc::host::check_limit(resource, limit);
+    return fn(resource, limit);
 }
 
-__attribute__((visibility("default"))) int mpc_setrlimit64(int resource,
-                                                           const struct rlimit* limit) {
-    static const auto real = mpc::host::next_libc<RlimitFn>("setrlimit64");
-    mpc::host::check_limit(resource, limit);
-    return real(resource, limit);
+MPC_EARLY __attribute__((visibility("default"))) int mpc_setrlimit64(int resource,
+                                                                     const struct rlimit* limit) {
+    static RlimitFn real;
+    auto fn = mpc::host::early_libc(&real, "setrlimit64");
+    if (mpc::host::ranks_open()) mpc::host::check_limit(resource, limit);
+    return fn(resource, limit);
 }
 
-__attribute__((visibility("default"))) int mpc_prlimit(pid_t pid, int resource,
-                                                       const struct rlimit* limit,
-                                                       struct rlimit* old) {
-    static const auto real = mpc::host::next_libc<PrlimitFn>("prlimit");
-    if (pid == 0 || pid == getpid()) mpc::host::check_limit(resource, limit);
-    return real(pid, resource, limit, old);
+MPC_EARLY __attribute__((visibility("default"))) int mpc_prlimit(pid_t pid, int resource,
+                                                                 const struct rlimit* limit,
+                                                                 struct rlimit* old) {
+    static PrlimitFn real;
+    auto fn = mpc::host::early_libc(&real, "prlimit");
+    if (mpc::host::ranks_open() && (pid == 0 || pid == getpid()))
+        mpc::host::check_limit(resource, limit);
+    return fn(pid, resource, limit, old);
 }
 
-__attribute__((visibility("default"))) int mpc_prlimit64(pid_t pid, int resource,
-                                                         const struct rlimit* limit,
-                                                         struct rlimit* old) {
-    static const auto real = mpc::host::next_libc<PrlimitFn>("prlimit64");
-    if (pid == 0 || pid == getpid()) mpc::host::check_limit(resource, limit);
-    return real(pid, resource, limit, old);
+MPC_EARLY __attribute__((visibility("default"))) int mpc_prlimit64(pid_t pid, int resource,
+                                                                   const struct rlimit* limit,
+                                                                   struct rlimit* old) {
+    static PrlimitFn real;
+    auto fn = mpc::host::early_libc(&real, "prlimit64");
+    if (mpc::host::ranks_open() && (pid == 0 || pid == getpid()))
+        mpc::host::check_limit(resource, limit);
+    return fn(pid, resource, limit, old);
 }
 
-__attribute__((visibility("default"))) int sigaction(int sig, const struct sigaction* act,
-                                                     struct sigaction* old) {
-    auto install = [&] { return mpc::host::real_sigaction()(sig, act, old); };
-    if (!act) return install();
-    return change_signal(sig, reinterpret_cast<void*>(act->sa_handler), install);
+MPC_EARLY __attribute__((visibility("default"))) int sigaction(int sig, const struct sigaction* act,
+                                                               struct sigaction* old) {
+    auto fn = mpc::host::early_libc(&mpc::host::g_real_sigaction, "sigaction");
+    if (!act || !mpc::host::ranks_open()) return fn(sig, act, old);
+    return change_signal(sig, reinterpret_cast<void*>(act->sa_handler),
+                         [&] { return fn(sig, act, old); });
 }
 
-__attribute__((visibility("default"))) sighandler_t signal(int sig, sighandler_t handler) {
-    return change_signal(sig, reinterpret_cast<void*>(handler),
-                         [&] { return MPC_LIBC(signal)(sig, handler); });
+MPC_EARLY __attribute__((visibility("default"))) sighandler_t signal(int sig,
+                                                                     sighandler_t handler) {
+    static SignalFn real;
+    return set_handler(&real, "signal", sig, handler);
 }
 
-// What signal() is under strict ISO C compilation, and older names.
-__attribute__((visibility("default"))) sighandler_t __sysv_signal(int sig, sighandler_t handler) {
-    return change_signal(sig, reinterpret_cast<void*>(handler),
-                         [&] { return MPC_LIBC(__sysv_signal)(sig, handler); });
+MPC_EARLY __attribute__((visibility("default"))) sighandler_t __sysv_signal(int sig,
+                                                                            sighandler_t handler) {
+    static SignalFn real;
+    return set_handler(&real, "__sysv_signal", sig, handler);
 }
 
-__attribute__((visibility("default"))) sighandler_t sysv_signal(int sig, sighandler_t handler) {
-    return change_signal(sig, reinterpret_cast<void*>(handler),
-                         [&] { return MPC_LIBC(sysv_signal)(sig, handler); });
+MPC_EARLY __attribute__((visibility("default"))) sighandler_t sysv_signal(int sig,
+                                                                          sighandler_t handler) {
+    static SignalFn real;
+    return set_handler(&real, "sysv_signal", sig, handler);
 }
 
-__attribute__((visibility("default"))) sighandler_t bsd_signal(int sig, sighandler_t handler) {
-    return change_signal(sig, reinterpret_cast<void*>(handler),
-                         [&] { return MPC_LIBC(bsd_signal)(sig, handler); });
+MPC_EARLY __attribute__((visibility("default"))) sighandler_t bsd_signal(int sig,
+                                                                         sighandler_t handler) {
+    static SignalFn real;
+    return set_handler(&real, "bsd_signal", sig, handler);
 }
 
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"  // sigset: still called
-__attribute__((visibility("default"))) sighandler_t sigset(int sig, sighandler_t handler) {
-    auto install = [&] { return MPC_LIBC(sigset)(sig, handler); };
-    if (handler == SIG_HOLD) return install();
-    return change_signal(sig, reinterpret_cast<void*>(handler), install);
+// SIG_HOLD blocks the signal: no disposition changes.
+MPC_EARLY __attribute__((visibility("default"))) sighandler_t sigset(int sig,
+                                                                     sighandler_t handler) {
+    static SignalFn real;
+    if (handler == SIG_HOLD) return mpc::host::early_libc(&real, "sigset")(sig, handler);
+    return set_handler(&real, "sigset", sig, handler);
 }
-#pragma GCC diagnostic pop
 
-__attribute__((visibility("default"))) pid_t fork() {
-    const int local = mpc::host::caller_local();
-    if (local >= 0) {
-        std::lock_guard<std::mutex> g(mpc::host::g_lock);
-        if (mpc::host::first_time(local, mpc::host::kFork))
-            mpc::runtime::warn(
-                "called fork: the child is a copy of the whole node process (its %d ranks, the "
-                "runtime's threads and connections) in which only the calling thread runs; it "
-                "may only exec or _exit (exit there ends it at once, without exit handlers)",
-                mpc::host::local_rank_count());
-    }
-    return MPC_LIBC(fork)();
+MPC_EARLY __attribute__((visibility("default"))) pid_t fork() {
+    static decltype(&::fork) real;
+    auto fn = mpc::host::early_libc(&real, "fork");
+    if (mpc::host::ranks_open()) mpc::host::check_fork();
+    return fn();
 }
 
 }  // extern "C"
