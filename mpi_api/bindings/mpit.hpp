@@ -13,7 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <unordered_set>
+#include <unordered_map>
 #include <vector>
 
 #include "mpi_api/api.hpp"
@@ -49,7 +49,8 @@ struct mpc_t_pvar_handle_s {
 
 struct mpc_t_pvar_session_s {
     mpc::mpi::RankState* owner = nullptr;
-    std::vector<std::unique_ptr<mpc_t_pvar_handle_s>> handles;  // in allocation order
+    // By address: a tool may hold a handle of every variable and read them all.
+    std::unordered_map<const mpc_t_pvar_handle_s*, std::unique_ptr<mpc_t_pvar_handle_s>> handles;
 };
 
 namespace mpc::mpi::tools {
@@ -66,7 +67,8 @@ struct RankTools {
     int init_count = 0;
     int pvar_handles = 0;
     std::vector<std::unique_ptr<mpc_t_pvar_session_s>> sessions;
-    std::vector<std::unique_ptr<mpc_t_cvar_handle_s>> cvar_handles;
+    std::unordered_map<const mpc_t_cvar_handle_s*, std::unique_ptr<mpc_t_cvar_handle_s>>
+        cvar_handles;
 };
 
 // The calling rank's MPI_T state (the rank is attached first in a program the

@@ -24,9 +24,8 @@ MPI_T_enum enum_handle(const rt::Enumeration* e) {
 
 // The rank's handle h, or null when h is not one of them.
 mpc_t_cvar_handle_s* find_handle(RankTools& t, MPI_T_cvar_handle h) {
-    for (auto& mine : t.cvar_handles)
-        if (mine.get() == h) return mine.get();
-    return nullptr;
+    auto it = t.cvar_handles.find(h);
+    return it == t.cvar_handles.end() ? nullptr : it->second.get();
 }
 
 }  // namespace
@@ -116,7 +115,7 @@ int PMPI_T_cvar_handle_alloc(int cvar_index, void* obj_handle, MPI_T_cvar_handle
     h->var = std::move(v);
     *count = h->count;
     *handle = h.get();
-    t.cvar_handles.push_back(std::move(h));
+    t.cvar_handles.emplace(h.get(), std::move(h));
     return MPI_SUCCESS;
 }
 
@@ -126,10 +125,7 @@ int PMPI_T_cvar_handle_free(MPI_T_cvar_handle* handle) {
     if (call.error()) return call.error();
     if (!handle) return MPI_T_ERR_INVALID;
     RankTools& t = call.state();
-    auto it = std::find_if(t.cvar_handles.begin(), t.cvar_handles.end(),
-                           [&](const auto& mine) { return mine.get() == *handle; });
-    if (it == t.cvar_handles.end()) return MPI_T_ERR_INVALID_HANDLE;
-    t.cvar_handles.erase(it);
+    if (!t.cvar_handles.erase(*handle)) return MPI_T_ERR_INVALID_HANDLE;
     *handle = MPI_T_CVAR_HANDLE_NULL;
     return MPI_SUCCESS;
 }

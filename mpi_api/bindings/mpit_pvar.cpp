@@ -77,9 +77,8 @@ SessionObj* find_session(RankTools& t, MPI_T_pvar_session s) {
 }
 
 Handle* find_handle(SessionObj* s, MPI_T_pvar_handle h) {
-    for (auto& mine : s->handles)
-        if (mine.get() == h) return mine.get();
-    return nullptr;
+    auto it = s->handles.find(h);
+    return it == s->handles.end() ? nullptr : it->second.get();
 }
 
 // The session and handle of a call; MPI_T_PVAR_ALL_HANDLES gives handle null
@@ -241,7 +240,7 @@ int PMPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void* o
     }
     *count = h->count;
     *handle = h.get();
-    s->handles.push_back(std::move(h));
+    s->handles.emplace(h.get(), std::move(h));
     ++t.pvar_handles;
     return MPI_SUCCESS;
 }
@@ -256,8 +255,7 @@ int PMPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle* handl
     Handle* h = nullptr;
     if (int e = resolve(t, session, *handle, false, &s, &h)) return e;
     if (h->started && h->var->gate) h->var->gate->close();
-    s->handles.erase(std::find_if(s->handles.begin(), s->handles.end(),
-                                  [&](const auto& mine) { return mine.get() == h; }));
+    s->handles.erase(h);
     --t.pvar_handles;
     *handle = MPI_T_PVAR_HANDLE_NULL;
     return MPI_SUCCESS;
@@ -273,7 +271,7 @@ int PMPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle) {
     if (h) return start(*h);
     // All handles of the session: continuous ones and those running are left alone.
     int rc = MPI_SUCCESS;
-    for (auto& each : s->handles)
+    for (auto& [key, each] : s->handles)
         if (each->var->gate && !each->started && start(*each) != MPI_SUCCESS)
             rc = MPI_T_ERR_PVAR_NO_STARTSTOP;
     return rc;
@@ -288,7 +286,7 @@ int PMPI_T_pvar_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle) {
     if (int e = resolve(call.state(), session, handle, true, &s, &h)) return e;
     if (h) return stop(*h);
     int rc = MPI_SUCCESS;
-    for (auto& each : s->handles)
+    for (auto& [key, each] : s->handles)
         if (each->var->gate && each->started && stop(*each) != MPI_SUCCESS)
             rc = MPI_T_ERR_PVAR_NO_STARTSTOP;
     return rc;
@@ -330,7 +328,7 @@ int PMPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle) {
     if (h) return assign(*h, nullptr);
     // All handles: read-only variables are left alone.
     int rc = MPI_SUCCESS;
-    for (auto& each : s->handles)
+    for (auto& [key, each] : s->handles)
         if (!each->var->readonly && assign(*each, nullptr) != MPI_SUCCESS)
             rc = MPI_T_ERR_PVAR_NO_WRITE;
     return rc;

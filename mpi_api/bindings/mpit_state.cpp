@@ -48,7 +48,7 @@ ToolsCall::ToolsCall(RankState* me) {
 }
 
 void release_session(RankTools& t, mpc_t_pvar_session_s* s) {
-    for (auto& h : s->handles)
+    for (auto& [key, h] : s->handles)
         if (h->started && h->var->gate) h->var->gate->close();
     t.pvar_handles -= static_cast<int>(s->handles.size());
     s->handles.clear();
