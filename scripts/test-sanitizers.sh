@@ -78,6 +78,9 @@ msg_storm n4 N2 thread seed6
 hang recv n2
 hang waitall n2 N2
 api_errors n4 N2
+mpit_threads n4
+mpit_threads N2 thread
+mpit_traffic N2 collaborative
 attrs N2 thread
 topo n4
 world_info n4

@@ -22,6 +22,7 @@
 #include "mpi_api/rank.hpp"
 #include "mpi_api/request.hpp"
 #include "runtime/env.hpp"
+#include "runtime/tools.hpp"
 #include "shm_local.hpp"
 
 namespace mpc::coll::shm {
@@ -31,6 +32,25 @@ bool enabled() {
     static const bool on = runtime::env::get_bool("MPC_COLL_SHM", true);
     return on;
 }
+
+}  // namespace
+
+void register_tool_variables() {
+    namespace rt = runtime::tools;
+    rt::add_category("mpc_collectives", "Collective operations", rt::kRootCategory);
+    rt::Cvar v;
+    v.name = "MPC_COLL_SHM";
+    v.desc =
+        "1: collectives of communicators with several ranks in a node process go through "
+        "shared memory there; 0: message schedules only. Fixed at start: every member of "
+        "a communicator must take the same path";
+    v.category = "mpc_collectives";
+    v.verbosity = rt::Verbosity::TunerBasic;
+    v.read = rt::value_reader<int>([](const rt::Subject&) { return enabled() ? 1 : 0; });
+    rt::add_cvar(v);
+}
+
+namespace {
 
 // A rank's view of a communicator for these collectives (Comm::shm).
 struct View {

@@ -12,6 +12,7 @@
 #include "runtime/bootstrap.hpp"
 #include "runtime/env.hpp"
 #include "runtime/log.hpp"
+#include "runtime/tools.hpp"
 #include "runtime/topology.hpp"
 
 namespace mpc::ib {
@@ -63,6 +64,33 @@ NetworkConfig NetworkConfig::from_env() {
     return c;
 }
 
+RankNetStats RankNetCounters::snapshot() const {
+    auto get = [](const std::atomic<uint64_t>& a) { return a.load(std::memory_order_relaxed); };
+    RankNetStats s;
+    for (int p = 0; p < RankNetStats::kPaths; ++p) {
+        s.sent_msgs[p] = get(sent_msgs[p]);
+        s.sent_bytes[p] = get(sent_bytes[p]);
+    }
+    s.processed_self = get(processed_self);
+    s.stolen_same_numa = get(stolen_same_numa);
+    s.stolen_other_numa = get(stolen_other_numa);
+    s.rndv_count = get(rndv_count);
+    s.rndv_req_to_ack_ns = get(rndv_req_to_ack_ns);
+    s.rndv_req_to_ack_max_ns = get(rndv_req_to_ack_max_ns);
+    s.rndv_matched = get(rndv_matched);
+    s.rndv_matching_ns = get(rndv_matching_ns);
+    s.wr_received = get(wr_received);
+    s.wr_timed = get(wr_timed);
+    s.wr_reception_ns = get(wr_reception_ns);
+    return s;
+}
+
+bool NetworkImpl::set_write_chunk(size_t bytes) {
+    if (bytes < 4096 || bytes > kMaxWrite) return false;
+    write_chunk_.store(bytes, std::memory_order_relaxed);
+    return true;
+}
+
 NetworkImpl::NetworkImpl(std::unique_ptr<Driver> driver, const NetworkConfig& config,
                          const NetworkLayout& layout, const Upcalls& upcalls)
     : driver_(std::move(driver)),
@@ -72,6 +100,7 @@ NetworkImpl::NetworkImpl(std::unique_ptr<Driver> driver, const NetworkConfig& co
       upcalls_(upcalls) {}
 
 NetworkImpl::~NetworkImpl() {
+    network_ended(this);
     stopping_.store(true);
     if (progress_thread_.joinable()) {
         driver_->interrupt();
@@ -110,8 +139,9 @@ bool NetworkImpl::init(const std::vector<std::string>& addresses, std::string* e
     eager_limit_ = std::min(config_.eager_limit, buffer_size_ - sizeof(Header));
     frag_payload_ = buffer_size_ - sizeof(Header);
     rndv_threshold_ = std::max(config_.rendezvous_threshold, eager_limit_);
-    write_chunk_ = config_.write_chunk ? config_.write_chunk : driver_->write_chunk();
-    if (!write_chunk_ || write_chunk_ > kMaxWrite) write_chunk_ = kMaxWrite;
+    size_t chunk = config_.write_chunk ? config_.write_chunk : driver_->write_chunk();
+    if (!chunk || chunk > kMaxWrite) chunk = kMaxWrite;
+    write_chunk_.store(chunk, std::memory_order_relaxed);
 
     const int nodes = layout_.num_nodes;
     const uint32_t share = pool_size_ / static_cast<uint32_t>(std::max(1, nodes - 1));
@@ -300,14 +330,17 @@ bool NetworkImpl::process_rank(int local, int thief, int thief_numa) {
         if (!wr) break;
         s.pending.fetch_sub(1, std::memory_order_relaxed);
         if (thief == local)
-            s.stats.processed_self++;
+            RankNetCounters::add(s.stats.processed_self, 1);
         else if (thief_numa == s.numa)
-            s.stats.stolen_same_numa++;
+            RankNetCounters::add(s.stats.stolen_same_numa, 1);
         else
-            s.stats.stolen_other_numa++;
-        if (config_.stats)
-            s.stats.wr_reception_ns += static_cast<uint64_t>(runtime::now_ns() - wr->dispatched_ns);
-        s.stats.wr_received++;
+            RankNetCounters::add(s.stats.stolen_other_numa, 1);
+        if (wr->dispatched_ns) {  // timed when dispatched
+            RankNetCounters::add(s.stats.wr_timed, 1);
+            RankNetCounters::add(s.stats.wr_reception_ns,
+                                 static_cast<uint64_t>(runtime::now_ns() - wr->dispatched_ns));
+        }
+        RankNetCounters::add(s.stats.wr_received, 1);
         process_in_order(local, wr);
         ++n;
     }
@@ -497,6 +530,7 @@ std::unique_ptr<Network> Network::start_with_driver(
     auto net = std::make_unique<NetworkImpl>(
         std::move(driver), with_defaults(config, layout.num_nodes), layout, upcalls);
     if (!net->init(addresses, error)) return nullptr;
+    network_started(net.get());
     return net;
 }
 

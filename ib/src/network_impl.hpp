@@ -20,6 +20,9 @@ namespace mpc::ib {
 // ---- Sender side ---------------------------------------------------------------
 
 enum class Protocol : uint8_t { Eager, Fragments, Rendezvous };
+static_assert(static_cast<int>(Protocol::Fragments) == RankNetStats::Fragments &&
+                  static_cast<int>(Protocol::Rendezvous) == RankNetStats::Rendezvous,
+              "the counters of a path are indexed by its protocol");
 
 // A send in flight (owned by the network until its source is complete).
 struct SendOp {
@@ -121,6 +124,27 @@ struct Unexpected {
     int64_t arrived_ns = 0;
 };
 
+// RankNetStats as the network keeps it: threads processing for the rank (and
+// tools reading) at once, so every field is a relaxed atomic.
+struct RankNetCounters {
+    std::atomic<uint64_t> sent_msgs[RankNetStats::kPaths] = {};
+    std::atomic<uint64_t> sent_bytes[RankNetStats::kPaths] = {};
+    std::atomic<uint64_t> processed_self{0}, stolen_same_numa{0}, stolen_other_numa{0};
+    std::atomic<uint64_t> rndv_count{0}, rndv_req_to_ack_ns{0}, rndv_req_to_ack_max_ns{0};
+    std::atomic<uint64_t> rndv_matched{0}, rndv_matching_ns{0};
+    std::atomic<uint64_t> wr_received{0}, wr_timed{0}, wr_reception_ns{0};
+
+    static void add(std::atomic<uint64_t>& a, uint64_t n) {
+        a.fetch_add(n, std::memory_order_relaxed);
+    }
+    static void raise_max(std::atomic<uint64_t>& a, uint64_t n) {
+        uint64_t cur = a.load(std::memory_order_relaxed);
+        while (n > cur && !a.compare_exchange_weak(cur, n, std::memory_order_relaxed)) {
+        }
+    }
+    RankNetStats snapshot() const;
+};
+
 // Everything about one local rank that the network keeps.
 struct RankSlot {
     alignas(runtime::kCacheLine) runtime::SpinLock list_lock;
@@ -134,7 +158,7 @@ struct RankSlot {
     std::vector<std::atomic<uint32_t>> next_seq;         // per destination world rank
     std::vector<int> steal_order;                        // other local ranks, nearest first
     int numa = 0;
-    RankNetStats stats;
+    RankNetCounters stats;
 };
 
 class NetworkImpl final : public Network {
@@ -155,7 +179,23 @@ public:
     const char* driver_name() const override { return driver_->name(); }
     size_t eager_limit() const override { return eager_limit_; }
     size_t rendezvous_threshold() const override { return rndv_threshold_; }
-    RankNetStats stats(int local) const override { return slots_[static_cast<size_t>(local)]->stats; }
+    RankNetStats stats(int local) const override {
+        return slots_[static_cast<size_t>(local)]->stats.snapshot();
+    }
+    // For the tools interface (tool_vars.cpp).
+    int local_ranks() const { return static_cast<int>(slots_.size()); }
+    const RankNetCounters& counters(int local) const {
+        return slots_[static_cast<size_t>(local)]->stats;
+    }
+    size_t buffer_size() const { return buffer_size_; }
+    uint32_t send_buffer_count() const { return send_buffers_; }
+    uint32_t recv_buffer_count() const { return pool_size_; }
+    size_t write_chunk() const { return write_chunk_.load(std::memory_order_relaxed); }
+    // [4 KiB, kMaxWrite]: each rendezvous reads it once, as its writes start.
+    bool set_write_chunk(size_t bytes);
+    int queued_messages() const { return queued_.load(std::memory_order_relaxed); }
+    RegistrationCache& rcache() const { return *rcache_; }
+    const NetworkConfig& config() const { return config_; }
     std::vector<std::string> describe_state() const override;
     void describe_operations(std::vector<std::string>& lines) const;
     void shutdown() override;
@@ -208,7 +248,8 @@ private:
     NetworkLayout layout_;
     Upcalls upcalls_;
     size_t buffer_size_ = 0, eager_limit_ = 0, rndv_threshold_ = 0, frag_payload_ = 0;
-    size_t write_chunk_ = 0;  // one RDMA write of a rendezvous moves at most this
+    // One RDMA write of a rendezvous moves at most this (a tool may change it).
+    std::atomic<size_t> write_chunk_{0};
 
     std::vector<std::unique_ptr<Peer>> peers_;
     std::vector<std::unique_ptr<RankSlot>> slots_;
@@ -242,6 +283,11 @@ private:
     std::atomic<bool> stopping_{false};
     std::atomic<bool> blocker_{false};
 };
+
+// The network the tools interface reads (tool_vars.cpp): set once it runs,
+// cleared before it goes.
+void network_started(NetworkImpl* net);
+void network_ended(NetworkImpl* net);
 
 // One RDMA write moves at most this (the drivers' message-size limits).
 inline constexpr size_t kMaxWrite = size_t{1} << 30;

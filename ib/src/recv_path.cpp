@@ -6,6 +6,7 @@
 
 #include "network_impl.hpp"
 #include "runtime/log.hpp"
+#include "runtime/tools.hpp"
 
 namespace mpc::ib {
 namespace {
@@ -77,7 +78,7 @@ void NetworkImpl::dispatch_recv(const Completion& c) {
     const int dest_local = layout_.local_of[static_cast<size_t>(h->dst_world)];
     auto* wr = new WorkRequest();
     wr->length = c.length;
-    wr->dispatched_ns = config_.stats ? runtime::now_ns() : 0;
+    wr->dispatched_ns = runtime::tools::g_transport.on() ? runtime::now_ns() : 0;
     // With half the pool held by unprocessed work, copy it out: a busy rank must
     // not starve the others of receive buffers.
     if (pool_out_.load(std::memory_order_relaxed) > static_cast<int>(pool_size_ / 2)) {
@@ -105,7 +106,7 @@ void NetworkImpl::dispatch_write_imm(const Completion& c) {
     auto* wr = new WorkRequest();
     wr->kind = WorkRequest::Kind::WriteDone;
     wr->recv_op = id;
-    wr->dispatched_ns = config_.stats ? runtime::now_ns() : 0;
+    wr->dispatched_ns = runtime::tools::g_transport.on() ? runtime::now_ns() : 0;
     push_work(op->local, wr);
 }
 
@@ -306,7 +307,7 @@ void NetworkImpl::on_rts(int local, const WorkRequest& wr) {
     RecvTarget t;
     if (upcalls_.match(upcalls_.ctx, local, u->bits, h.bytes, u, &t)) {
         RankSlot& s = *slots_[static_cast<size_t>(local)];
-        s.stats.rndv_matched++;
+        RankNetCounters::add(s.stats.rndv_matched, 1);
         start_rendezvous_recv(local, t, u->bits, h.bytes, u->src_node, u->src_world, u->send_id);
         delete u;
     }
@@ -374,9 +375,9 @@ void NetworkImpl::on_cts(const WorkRequest& wr) {
     op->answered = true;
     RankSlot& s = *slots_[static_cast<size_t>(op->src_local)];
     uint64_t wait = static_cast<uint64_t>(runtime::now_ns() - op->rts_sent_ns);
-    s.stats.rndv_count++;
-    s.stats.rndv_req_to_ack_ns += wait;
-    s.stats.rndv_req_to_ack_max_ns = std::max(s.stats.rndv_req_to_ack_max_ns, wait);
+    RankNetCounters::add(s.stats.rndv_count, 1);
+    RankNetCounters::add(s.stats.rndv_req_to_ack_ns, wait);
+    RankNetCounters::raise_max(s.stats.rndv_req_to_ack_max_ns, wait);
     if (h.length == 0) {
         send_op_done(op);
         return;
@@ -445,8 +446,9 @@ void NetworkImpl::deliver_unexpected(Unexpected* u, const RecvTarget& target) {
             break;
         }
         case Unexpected::Kind::Rendezvous:
-            s.stats.rndv_matched++;
-            s.stats.rndv_matching_ns += static_cast<uint64_t>(runtime::now_ns() - u->arrived_ns);
+            RankNetCounters::add(s.stats.rndv_matched, 1);
+            RankNetCounters::add(s.stats.rndv_matching_ns,
+                                 static_cast<uint64_t>(runtime::now_ns() - u->arrived_ns));
             start_rendezvous_recv(u->local, target, u->bits, u->bytes, u->src_node, u->src_world,
                                   u->send_id);
             s.processing.unlock();

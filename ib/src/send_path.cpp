@@ -5,6 +5,7 @@
 
 #include "network_impl.hpp"
 #include "runtime/log.hpp"
+#include "runtime/tools.hpp"
 
 namespace mpc::ib {
 uint32_t NetworkImpl::allocate_send_buffer() {
@@ -44,6 +45,12 @@ void NetworkImpl::send(int src_world, int dest_world, const MatchBits& bits,
     if (!synchronous && op->bytes <= eager_limit_) op->protocol = Protocol::Eager;
     else if (!synchronous && op->bytes <= rndv_threshold_) op->protocol = Protocol::Fragments;
     else op->protocol = Protocol::Rendezvous;
+    if (runtime::tools::g_transport.on()) {
+        RankNetCounters& counters = slots_[static_cast<size_t>(src_local)]->stats;
+        const int path = static_cast<int>(op->protocol);  // RankNetStats::Path's order
+        RankNetCounters::add(counters.sent_msgs[path], 1);
+        RankNetCounters::add(counters.sent_bytes[path], op->bytes);
+    }
     op->id = send_ops_.add(op);
 
     Header h{};
@@ -248,14 +255,16 @@ void NetworkImpl::start_writes(SendOp* op, const Header& cts) {
         return;
     }
     const MemoryRegion& mr = RegistrationCache::region(op->reg);
-    const size_t chunks = (len + write_chunk_ - 1) / write_chunk_;
+    const size_t chunk =
+        write_chunk_.load(std::memory_order_relaxed);  // once: a tool may change it
+    const size_t chunks = (len + chunk - 1) / chunk;
     op->writes_left.store(static_cast<int>(chunks), std::memory_order_relaxed);
     for (size_t i = 0; i < chunks; ++i) {
         OutMsg m;
         m.write = true;
         m.op = op;
-        m.data_offset = i * write_chunk_;
-        m.data_len = std::min(write_chunk_, len - m.data_offset);
+        m.data_offset = i * chunk;
+        m.data_len = std::min(chunk, len - m.data_offset);
         m.local = data + m.data_offset;
         m.local_desc = mr.local_desc;
         m.remote_addr = cts.addr + m.data_offset;

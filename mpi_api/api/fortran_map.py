@@ -23,8 +23,9 @@ BUFFER_NAMES = {"buf", "sendbuf", "recvbuf", "buffer", "inbuf", "outbuf", "inout
                 "location"}
 
 # Functions without a Fortran binding: MPI defines the handle and status
-# conversion functions for C only.
-C_ONLY = re.compile(r"^(\w+_f2c|\w+_c2f)$")
+# conversion functions, and the tools information interface (MPI_T_*, MPI 3.1
+# section 14.3), for C only.
+C_ONLY = re.compile(r"^(\w+_f2c|\w+_c2f|T_\w+)$")
 # Subroutines without the IERROR argument (MPI 3.1 section 14.2.4).
 NO_IERROR = {"Pcontrol"}
 

@@ -58,6 +58,8 @@ def header(template, version):
                     for i, n in enumerate(spec.OPS))
     errs = "\n".join(define(n, None, v) for n, v, _ in spec.ERROR_CLASSES)
     ints = "\n".join(define(n, None, v) for n, v in spec.INT_CONSTANTS)
+    t_consts = [define(n, None, v) for n, v in getattr(spec, "T_INT_CONSTANTS", [])]
+    t_consts += [f"#define {n} (({t})(intptr_t){v})" for n, t, v in getattr(spec, "T_HANDLES", [])]
     protos = []
     for ret, name, args in functions():
         protos.append(f"{ret} MPI_{name}({args});")
@@ -67,7 +69,8 @@ def header(template, version):
     repl = {
         "@VERSION@": version, "@HANDLE_TYPEDEFS@": typedefs, "@HANDLES@": handles,
         "@DATATYPES@": dtypes, "@OPS@": ops, "@ERROR_CLASSES@": errs,
-        "@INT_CONSTANTS@": ints, "@PROTOTYPES@": "\n".join(protos),
+        "@INT_CONSTANTS@": ints, "@T_CONSTANTS@": "\n".join(t_consts),
+        "@PROTOTYPES@": "\n".join(protos),
     }
     for k, v in repl.items():
         text = text.replace(k, v)

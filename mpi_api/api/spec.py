@@ -173,6 +173,23 @@ ERROR_CLASSES = [
     ("MPI_ERR_DUP_DATAREP", 55, "Conversion functions could not be registered"),
     ("MPI_ERR_CONVERSION", 56, "An error occurred in a user supplied data conversion function"),
     ("MPI_ERR_IO", 57, "Other I/O error"),
+    # The tools information interface (MPI 3.1 section 14.3.9, Table 14.5).
+    ("MPI_T_ERR_MEMORY", 58, "Out of memory"),
+    ("MPI_T_ERR_NOT_INITIALIZED", 59, "Interface not initialized"),
+    ("MPI_T_ERR_CANNOT_INIT", 60, "Interface not in the state to be initialized"),
+    ("MPI_T_ERR_INVALID_INDEX", 61, "The index is invalid or has been deleted"),
+    ("MPI_T_ERR_INVALID_ITEM", 62, "Item index queried is out of range"),
+    ("MPI_T_ERR_INVALID_HANDLE", 63, "The handle is invalid"),
+    ("MPI_T_ERR_OUT_OF_HANDLES", 64, "No more handles available"),
+    ("MPI_T_ERR_OUT_OF_SESSIONS", 65, "No more sessions available"),
+    ("MPI_T_ERR_INVALID_SESSION", 66, "Session argument is not a valid session"),
+    ("MPI_T_ERR_CVAR_SET_NOT_NOW", 67, "Variable cannot be set at this moment"),
+    ("MPI_T_ERR_CVAR_SET_NEVER", 68, "Variable cannot be set until end of execution"),
+    ("MPI_T_ERR_PVAR_NO_STARTSTOP", 69, "Variable cannot be started or stopped"),
+    ("MPI_T_ERR_PVAR_NO_WRITE", 70, "Variable cannot be written or reset"),
+    ("MPI_T_ERR_PVAR_NO_ATOMIC", 71, "Variable cannot be read and written atomically"),
+    ("MPI_T_ERR_INVALID_NAME", 72, "Name doesn't match"),
+    ("MPI_T_ERR_INVALID", 73, "Invalid use of the interface or bad parameter value(s)"),
 ]
 ERR_LASTCODE = 0x3FFFFFFF  # detailed codes live below; user-added codes above
 
@@ -208,6 +225,37 @@ INT_CONSTANTS = [
     ("MPI_MODE_NOCHECK", 1024), ("MPI_MODE_NOSTORE", 2048), ("MPI_MODE_NOPUT", 4096),
     ("MPI_MODE_NOPRECEDE", 8192), ("MPI_MODE_NOSUCCEED", 16384),
     ("MPI_ERR_LASTCODE", ERR_LASTCODE),
+]
+
+# The tools information interface (MPI_T, MPI 3.1 section 14.3) is defined for
+# C only: its constants and handles stay out of mpif.h and the mpi module (its
+# error classes, above, are in both like every error class).
+T_INT_CONSTANTS = [
+    ("MPI_T_VERBOSITY_USER_BASIC", 1), ("MPI_T_VERBOSITY_USER_DETAIL", 2),
+    ("MPI_T_VERBOSITY_USER_ALL", 3), ("MPI_T_VERBOSITY_TUNER_BASIC", 4),
+    ("MPI_T_VERBOSITY_TUNER_DETAIL", 5), ("MPI_T_VERBOSITY_TUNER_ALL", 6),
+    ("MPI_T_VERBOSITY_MPIDEV_BASIC", 7), ("MPI_T_VERBOSITY_MPIDEV_DETAIL", 8),
+    ("MPI_T_VERBOSITY_MPIDEV_ALL", 9),
+    ("MPI_T_BIND_NO_OBJECT", 20), ("MPI_T_BIND_MPI_COMM", 21), ("MPI_T_BIND_MPI_DATATYPE", 22),
+    ("MPI_T_BIND_MPI_ERRHANDLER", 23), ("MPI_T_BIND_MPI_FILE", 24), ("MPI_T_BIND_MPI_GROUP", 25),
+    ("MPI_T_BIND_MPI_OP", 26), ("MPI_T_BIND_MPI_REQUEST", 27), ("MPI_T_BIND_MPI_WIN", 28),
+    ("MPI_T_BIND_MPI_MESSAGE", 29), ("MPI_T_BIND_MPI_INFO", 30),
+    ("MPI_T_SCOPE_CONSTANT", 40), ("MPI_T_SCOPE_READONLY", 41), ("MPI_T_SCOPE_LOCAL", 42),
+    ("MPI_T_SCOPE_GROUP", 43), ("MPI_T_SCOPE_GROUP_EQ", 44), ("MPI_T_SCOPE_ALL", 45),
+    ("MPI_T_SCOPE_ALL_EQ", 46),
+    ("MPI_T_PVAR_CLASS_STATE", 60), ("MPI_T_PVAR_CLASS_LEVEL", 61), ("MPI_T_PVAR_CLASS_SIZE", 62),
+    ("MPI_T_PVAR_CLASS_PERCENTAGE", 63), ("MPI_T_PVAR_CLASS_HIGHWATERMARK", 64),
+    ("MPI_T_PVAR_CLASS_LOWWATERMARK", 65), ("MPI_T_PVAR_CLASS_COUNTER", 66),
+    ("MPI_T_PVAR_CLASS_AGGREGATE", 67), ("MPI_T_PVAR_CLASS_TIMER", 68),
+    ("MPI_T_PVAR_CLASS_GENERIC", 69),
+]
+# (name, handle type, value): the null handles, and MPI_T_PVAR_ALL_HANDLES.
+T_HANDLES = [
+    ("MPI_T_ENUM_NULL", "MPI_T_enum", 0),
+    ("MPI_T_CVAR_HANDLE_NULL", "MPI_T_cvar_handle", 0),
+    ("MPI_T_PVAR_HANDLE_NULL", "MPI_T_pvar_handle", 0),
+    ("MPI_T_PVAR_SESSION_NULL", "MPI_T_pvar_session", 0),
+    ("MPI_T_PVAR_ALL_HANDLES", "MPI_T_pvar_handle", -1),
 ]
 
 # Function prototypes, exactly as in the MPI 3.1 C bindings. Each is declared
@@ -469,6 +517,38 @@ int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sen
 int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
 int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
 int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm);
+# The tools information interface (MPI 3.1 section 14.3; C only)
+int MPI_T_init_thread(int required, int *provided);
+int MPI_T_finalize(void);
+int MPI_T_enum_get_info(MPI_T_enum enumtype, int *num, char *name, int *name_len);
+int MPI_T_enum_get_item(MPI_T_enum enumtype, int index, int *value, char *name, int *name_len);
+int MPI_T_cvar_get_num(int *num_cvar);
+int MPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosity, MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind, int *scope);
+int MPI_T_cvar_get_index(const char *name, int *cvar_index);
+int MPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle *handle, int *count);
+int MPI_T_cvar_handle_free(MPI_T_cvar_handle *handle);
+int MPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf);
+int MPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf);
+int MPI_T_pvar_get_num(int *num_pvar);
+int MPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosity, int *var_class, MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind, int *readonly, int *continuous, int *atomic);
+int MPI_T_pvar_get_index(const char *name, int var_class, int *pvar_index);
+int MPI_T_pvar_session_create(MPI_T_pvar_session *session);
+int MPI_T_pvar_session_free(MPI_T_pvar_session *session);
+int MPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *obj_handle, MPI_T_pvar_handle *handle, int *count);
+int MPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handle);
+int MPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
+int MPI_T_pvar_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
+int MPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf);
+int MPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void *buf);
+int MPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
+int MPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf);
+int MPI_T_category_get_num(int *num_cat);
+int MPI_T_category_get_info(int cat_index, char *name, int *name_len, char *desc, int *desc_len, int *num_cvars, int *num_pvars, int *num_categories);
+int MPI_T_category_get_index(const char *name, int *cat_index);
+int MPI_T_category_get_cvars(int cat_index, int len, int indices[]);
+int MPI_T_category_get_pvars(int cat_index, int len, int indices[]);
+int MPI_T_category_get_categories(int cat_index, int len, int indices[]);
+int MPI_T_category_changed(int *stamp);
 """
 
 # Predefined attribute callbacks: real functions of the library, declared in

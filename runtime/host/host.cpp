@@ -287,6 +287,16 @@ int run(MainFn user_main, int argc, char** argv, char** envp) {
         g_vp_sleep.reset(new VpSleep[static_cast<size_t>(opts.num_vps)]);
     }
 
+    HostSettings settings;
+    settings.ranks = ranks;
+    settings.vps = opts.num_vps;
+    settings.bind = opts.bind;
+    if (opts.bind) settings.cores = opts.cores;
+    settings.stack_size = opts.stack_size;
+    settings.shared_globals = !images.private_globals;
+    settings.map = static_cast<int>(runtime::rank_map_from_env());
+    register_tool_variables(settings);
+
     std::vector<std::unique_ptr<RankArgs>> args;
     {
         sched::Scheduler scheduler(opts);

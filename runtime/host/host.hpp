@@ -74,4 +74,19 @@ class Network;
 namespace mpc::host {
 // Prints the statistics report of this node process's ranks (MPC_STATS=1).
 void report_statistics(ib::Network* net);
+
+// What the host decided at start, for the tools interface's control variables.
+struct HostSettings {
+    int ranks = 1;                // MPC_NRANKS: ranks of the job
+    int vps = 1;                  // MPC_VPS
+    std::vector<int> cores;       // MPC_CORES: the cores the VPs are bound to
+    bool bind = true;             // MPC_BIND
+    size_t stack_size = 0;        // MPC_STACK_SIZE
+    bool shared_globals = false;  // MPC_SHARED_GLOBALS (in force)
+    int map = 0;                  // MPC_MAP: 0 block, 1 cyclic
+};
+// Registers the host's variables (MPI_T) and those of the rooms below that the
+// MPI engine does not register itself (network, collectives). Once, before
+// the ranks run.
+void register_tool_variables(const HostSettings& settings);
 }  // namespace mpc::host

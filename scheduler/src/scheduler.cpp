@@ -161,7 +161,8 @@ bool guard_page_owner(const void* addr, void** owner) {
 
 // ---- Scheduler --------------------------------------------------------------------
 
-Scheduler::Scheduler(const Options& options) : options_(options) {
+Scheduler::Scheduler(const Options& options)
+    : options_(options), idle_spin_ns_(options.idle_spin_ns) {
     if (options_.num_vps < 1) options_.num_vps = 1;
     for (int i = 0; i < options_.num_vps; ++i) {
         vps_.push_back(new Vp(this, i, core_of_vp(options_, i)));

@@ -120,6 +120,7 @@ void Vp::sleep() {
         sleeping_.store(0);
         return;
     }
+    sched_->count_sleep();
     const ProgressHooks& h = sched_->hooks();
     if (h.block && h.wake) h.block(h.ctx, index_, &sleeping_);
     else runtime::futex_wait(&sleeping_, 1);
@@ -131,7 +132,6 @@ void Vp::run_loop() {
     fiber_sanitizer_init(idle_.san, nullptr, 0, true);
     if (sched_->options().bind) runtime::Topology::instance().bind_thread_to_core(core_);
     if (sched_->options().on_vp_start) sched_->options().on_vp_start(index_);
-    const int64_t spin_ns = sched_->options().idle_spin_ns;
     int64_t idle_since = -1;
     for (;;) {
         if (Task* next = pick_next()) {
@@ -147,7 +147,7 @@ void Vp::run_loop() {
         int64_t now = runtime::now_ns();
         if (idle_since < 0) {
             idle_since = now;
-        } else if (now - idle_since > spin_ns) {
+        } else if (now - idle_since > sched_->idle_spin_ns()) {
             sleep();
             idle_since = -1;
         } else {

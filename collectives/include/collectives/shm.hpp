@@ -33,6 +33,9 @@ using mpi::Comm;
 using mpi::Datatype;
 using mpi::Op;
 
+// Registers MPC_COLL_SHM as a control variable of the tools interface (MPI_T).
+void register_tool_variables();
+
 // True when c's blocking collectives run here: an intracommunicator of one
 // rank, or one with several ranks in some node process (and MPC_COLL_SHM is
 // not 0).

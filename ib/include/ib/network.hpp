@@ -109,6 +109,11 @@ struct NetworkLayout {
 };
 
 struct RankNetStats {
+    // Messages and bytes the rank sent per protocol, counted while
+    // runtime::tools::g_transport is open (MPC_STATS, or MPI_T handles).
+    enum Path : int { Eager, Fragments, Rendezvous, kPaths };
+    uint64_t sent_msgs[kPaths] = {};
+    uint64_t sent_bytes[kPaths] = {};
     uint64_t processed_self = 0;
     uint64_t stolen_same_numa = 0;
     uint64_t stolen_other_numa = 0;
@@ -118,7 +123,8 @@ struct RankNetStats {
     uint64_t rndv_matched = 0;          // rendezvous REQs matched for this rank
     uint64_t rndv_matching_ns = 0;      // sum: REQ arrived -> matched
     uint64_t wr_received = 0;           // work requests dispatched to this rank
-    uint64_t wr_reception_ns = 0;       // sum: dispatched -> processed
+    uint64_t wr_timed = 0;              // of which timed (transport gate open at dispatch)
+    uint64_t wr_reception_ns = 0;       // sum over those: dispatched -> processed
 };
 
 class Network {
@@ -170,6 +176,11 @@ public:
     // the progress thread; the driver closes when the object is destroyed.
     virtual void shutdown() = 0;
 };
+
+// Registers the network's control and performance variables (MPI_T) with the
+// runtime's registry (runtime/tools.hpp); they read the running network, or
+// the settings alone while none runs. Call once per process.
+void register_tool_variables();
 
 // Invalidates registrations overlapping [addr, addr+len): memory is being
 // unmapped or freed. Called by the memory hooks; cheap when nothing is cached.

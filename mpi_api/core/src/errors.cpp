@@ -20,6 +20,9 @@ namespace {
 // against the code stored there, so a message overwritten by a much later error
 // degrades to the plain class text.
 constexpr int kSlots = 4096;
+// Set in every detailed code: any other number above the classes is no code
+// (999999 is not a detailed code of class 999999 & 0xff).
+constexpr int kDetailMark = 1 << 29;
 struct Detail {
     std::atomic<int> code{0};
     char text[320];
@@ -67,7 +70,7 @@ int make_error(int cls, const char* fmt, ...) {
     if (cls >= 256 || cls < 0) return cls;  // user classes carry no detail
     uint32_t n = g_next_detail.fetch_add(1, std::memory_order_relaxed);
     int slot = static_cast<int>(n % kSlots);
-    int code = cls | ((slot + 1) << 8);
+    int code = kDetailMark | cls | ((slot + 1) << 8);
     Detail& d = g_details[slot];
     d.code.store(0, std::memory_order_relaxed);
     va_list ap;
@@ -85,6 +88,8 @@ int error_class_of(int code) {
         auto it = g_user_codes.find(code);
         return it == g_user_codes.end() ? -1 : it->second.cls;
     }
+    if (code >= 256 && (!(code & kDetailMark) || ((code & ~kDetailMark) >> 8) > kSlots))
+        return -1;
     int cls = code & 0xff;
     if (cls >= gen::kNumErrorClasses) return -1;
     return cls;
@@ -98,7 +103,7 @@ std::string error_text(int code) {
         return g_user_codes[code].text;
     }
     std::string text = class_text(cls);
-    int slot = (code >> 8) - 1;
+    int slot = ((code & ~kDetailMark) >> 8) - 1;
     if (slot >= 0 && slot < kSlots) {
         const Detail& d = g_details[slot];
         if (d.code.load(std::memory_order_acquire) == code) {

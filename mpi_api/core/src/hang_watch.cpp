@@ -102,7 +102,8 @@ size_t request_bytes(const Request* r) {
 std::string send_path(const Request* r, int dest, size_t bytes) {
     const bool sync = r->mode == SendMode::Synchronous;
     if (world().local(dest)) {
-        if (bytes <= g_intra_eager_limit && !sync) return "intra-node cell (complete once queued)";
+        if (bytes <= g_intra_eager_limit.load(std::memory_order_relaxed) && !sync)
+            return "intra-node cell (complete once queued)";
         return "intra-node rendezvous, waits until the receiver matches and copies";
     }
     ib::Network* net = network();

@@ -14,6 +14,7 @@
 #include "runtime/log.hpp"
 #include "runtime/stash.hpp"
 #include "runtime/sync.hpp"
+#include "runtime/tools.hpp"
 
 namespace mpc::mpi::intranode {
 namespace {
@@ -257,7 +258,7 @@ size_t slot_bytes(const Inbox& in) {
 
 }  // namespace
 
-void send_eager(RankState* dest, const Envelope& e, const void* buf, size_t count,
+bool send_eager(RankState* dest, const Envelope& e, const void* buf, size_t count,
                 const Datatype& type, size_t bytes) {
     Inbox& in = dest->inbox;
     uintptr_t word = 0;
@@ -266,21 +267,29 @@ void send_eager(RankState* dest, const Envelope& e, const void* buf, size_t coun
         pack(buf, count, type, 0, in.slot_data, bytes);
         in.slot_filled.store(static_cast<uint32_t>(bytes) + 1, std::memory_order_release);
         dest->doorbell.ring();
-        return;
+        return true;
     }
     Cell* c = new_cell(e, bytes);
     pack(buf, count, type, 0, c->data(), bytes);
     push(dest, c, word);
+    return false;
 }
 
 void send(Request* s, RankState* dest) {
     const Envelope e{s->context, s->comm->rank, s->tag};
     const size_t bytes = static_cast<size_t>(s->count) * s->type->size;
-    if (bytes <= g_intra_eager_limit && s->mode != SendMode::Synchronous) {
-        send_eager(dest, e, s->buf, static_cast<size_t>(s->count), *s->type, bytes);
+    const bool counting = runtime::tools::g_transport.on();
+    if (bytes <= g_intra_eager_limit.load(std::memory_order_relaxed) &&
+        s->mode != SendMode::Synchronous) {
+        const bool slot =
+            send_eager(dest, e, s->buf, static_cast<size_t>(s->count), *s->type, bytes);
+        if (counting)
+            s->rank->transport.count(
+                slot ? TransportCounters::IntraSlot : TransportCounters::IntraCell, bytes);
         complete(s);
         return;
     }
+    if (counting) s->rank->transport.count(TransportCounters::IntraRendezvous, bytes);
     auto* rv = new Rendezvous();
     rv->env = e;
     rv->bytes = bytes;
@@ -480,6 +489,8 @@ bool drain(RankState* r, bool owner) {
         r->match.lock.lock();
     else if (!r->match.lock.try_lock())
         return false;
+    if (!owner && runtime::tools::g_transport.on())
+        r->transport.stolen.fetch_add(1, std::memory_order_relaxed);
     if (Request* q = receive_in_place(r, nullptr)) {
         r->match.lock.unlock();
         complete(q);

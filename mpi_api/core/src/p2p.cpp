@@ -5,18 +5,19 @@
 #include <cstdlib>
 #include <new>
 
+#include "intranode.hpp"
 #include "mpi_api/comm.hpp"
 #include "mpi_api/datatype.hpp"
 #include "mpi_api/errors.hpp"
 #include "mpi_api/hang_watch.hpp"
 #include "mpi_api/progress.hpp"
 #include "mpi_api/rank.hpp"
-#include "intranode.hpp"
 #include "runtime/log.hpp"
+#include "runtime/tools.hpp"
 
 namespace mpc::mpi {
 
-size_t g_intra_eager_limit = 16384;
+std::atomic<size_t> g_intra_eager_limit{16384};
 
 namespace {
 
@@ -78,13 +79,17 @@ void p2p_start_send(Request* s) {
 
 bool p2p_send_now(Comm* c, int dest, int tag, const void* buf, int count, const Datatype& type) {
     // The first test bounds the product.
-    if (type.size > g_intra_eager_limit) return false;
+    const size_t limit = g_intra_eager_limit.load(std::memory_order_relaxed);
+    if (type.size > limit) return false;
     const size_t bytes = static_cast<size_t>(count) * type.size;
-    if (bytes > g_intra_eager_limit) return false;
+    if (bytes > limit) return false;
     RankState* d = world().local(c->peer_world_rank(dest));
     if (!d) return false;
-    intranode::send_eager(d, Envelope{c->context, c->rank, tag}, buf, static_cast<size_t>(count),
-                          type, bytes);
+    const bool slot = intranode::send_eager(d, Envelope{c->context, c->rank, tag}, buf,
+                                            static_cast<size_t>(count), type, bytes);
+    if (runtime::tools::g_transport.on())
+        c->owner->transport.count(
+            slot ? TransportCounters::IntraSlot : TransportCounters::IntraCell, bytes);
     if (hang_watch_on()) c->owner->completions.fetch_add(1, std::memory_order_relaxed);
     return true;
 }

@@ -5,8 +5,10 @@
 #include "intranode.hpp"
 #include "mpi_api/hang_watch.hpp"
 #include "mpi_api/net.hpp"
+#include "mpi_api/progress.hpp"
 #include "mpi_api/rank.hpp"
 #include "mpi_api/request.hpp"
+#include "runtime/tools.hpp"
 
 namespace mpc::mpi {
 namespace {
@@ -88,8 +90,15 @@ bool poll(int caller, bool steal, int thief_numa) {
     return did;
 }
 
+void WaitRecord::finish() {
+    me_->transport.waits.fetch_add(1, std::memory_order_relaxed);
+    me_->transport.wait_ns.fetch_add(static_cast<uint64_t>(runtime::now_ns() - start_),
+                                     std::memory_order_relaxed);
+}
+
 bool poll_rank(RankState* me, bool steal) {
-    if (hang_watch_on() && me) me->polls.fetch_add(1, std::memory_order_relaxed);
+    if ((hang_watch_on() || runtime::tools::g_transport.on()) && me)
+        me->polls.fetch_add(1, std::memory_order_relaxed);
     return poll(me ? me->local_index : -1, steal);
 }
 

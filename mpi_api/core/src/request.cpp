@@ -15,7 +15,7 @@ extern "C" MPI_Status* const MPI_Status_ignore_ = g_status_ignore;
 
 namespace mpc::mpi {
 
-int64_t g_wait_spin_ns = 50000;
+std::atomic<int64_t> g_wait_spin_ns{50000};
 
 namespace {
 

@@ -103,13 +103,22 @@ public:
     int num_vps() const { return static_cast<int>(vps_.size()); }
     Vp* vp(int i) const { return vps_[static_cast<size_t>(i)]; }
     const Options& options() const { return options_; }
+    // How long an idle VP polls before it sleeps: options().idle_spin_ns until
+    // changed (MPC_IDLE_SPIN, an MPI_T control variable); read at every idle round.
+    int64_t idle_spin_ns() const { return idle_spin_ns_.load(std::memory_order_relaxed); }
+    void set_idle_spin_ns(int64_t ns) { idle_spin_ns_.store(ns, std::memory_order_relaxed); }
+    // Times a VP found nothing to do for idle_spin_ns and went to sleep.
+    uint64_t sleeps() const { return sleeps_.load(std::memory_order_relaxed); }
 
     // Internal, for the VPs.
     void task_finished();
     bool all_done() const { return live_tasks_.load(std::memory_order_acquire) == 0; }
+    void count_sleep() { sleeps_.fetch_add(1, std::memory_order_relaxed); }
 
-private:
+  private:
     Options options_;
+    std::atomic<int64_t> idle_spin_ns_{0};
+    std::atomic<uint64_t> sleeps_{0};
     ProgressHooks hooks_;
     std::vector<Vp*> vps_;
     std::atomic<int> live_tasks_{0};

@@ -1,7 +1,7 @@
 // mpi_api/errors: error codes, classes, messages and error handlers.
 //
-// An error code is a class (low 8 bits) plus, above it, the index of a detailed
-// message ("invalid rank 5: the communicator has 4 ranks"), so that the user's
+// An error code is a class (low 8 bits) plus, above it, a mark and the index
+// of a detailed message ("invalid rank 5: the communicator has 4 ranks"), so that the user's
 // error handler and MPI_Error_string get the specific cause while
 // MPI_Error_class still yields the standard class. Codes and classes added by
 // the user (MPI_Add_error_class/code) live above MPI_ERR_LASTCODE.

@@ -10,6 +10,7 @@
 // room).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 
 #include "mpi.h"
@@ -23,7 +24,8 @@ struct Comm;
 struct Datatype;
 
 // Largest message kept in a cell when unexpected (MPC_INTRA_EAGER, default 16 KiB).
-extern size_t g_intra_eager_limit;
+// Read at every send (relaxed): an MPI_T tool may change it while ranks run.
+extern std::atomic<size_t> g_intra_eager_limit;
 
 // Starts the operation described by r (rank, comm, buf, count, type, peer, tag,
 // context, mode); r completes when done. peer is a rank of r->comm (not PROC_NULL).

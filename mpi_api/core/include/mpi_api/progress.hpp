@@ -7,16 +7,19 @@
 // ends up in its idle loop, which polls and finally sleeps.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
 #include "mpi_api/rank.hpp"
 #include "runtime/sync.hpp"
+#include "runtime/tools.hpp"
 #include "scheduler/scheduler.hpp"
 
 namespace mpc::mpi {
 
 // How long a waiting rank polls before it parks (MPC_WAIT_SPIN, default 50us).
-extern int64_t g_wait_spin_ns;
+// Read at every wait: an MPI_T tool may change it while ranks run.
+extern std::atomic<int64_t> g_wait_spin_ns;
 // How long a thread a rank created (not a fiber) stays parked before it polls
 // again. Network completions ring no doorbell until someone polls the
 // network, and when the rank's own tasks are blocked (in pthread_join, say)
@@ -52,11 +55,32 @@ inline void progress_for_test() {
     if (sched::others_runnable()) sched::yield();
 }
 
+// Counts one wait of a rank and its length (TransportCounters) when the
+// transport gate is open as it starts; costs a load otherwise.
+class WaitRecord {
+  public:
+    explicit WaitRecord(RankState* me)
+        : me_(runtime::tools::g_transport.on() ? me : nullptr),
+          start_(me_ ? runtime::now_ns() : 0) {}
+    ~WaitRecord() {
+        if (me_) finish();
+    }
+    WaitRecord(const WaitRecord&) = delete;
+    WaitRecord& operator=(const WaitRecord&) = delete;
+
+  private:
+    void finish();
+    RankState* me_;
+    int64_t start_;
+};
+
 // Waits until done(). arm(w) must arrange for w->unpark() to be called after
 // done() becomes true; disarm(w) undoes it. Both may be called several times.
 template <class Done, class Arm, class Disarm>
 void block_until(Done&& done, Arm&& arm, Disarm&& disarm) {
     RankState* const me = current_rank();
+    const WaitRecord record(me);
+    const int64_t spin_ns = g_wait_spin_ns.load(std::memory_order_relaxed);
     int64_t start = -1;
     bool steal = false;
     for (unsigned spins = 0;; ++spins) {
@@ -71,7 +95,7 @@ void block_until(Done&& done, Arm&& arm, Disarm&& disarm) {
             int64_t now = runtime::now_ns();
             if (start < 0) start = now;
             steal = now - start >= kStealAfterNs;
-            if (now - start >= g_wait_spin_ns) {
+            if (now - start >= spin_ns) {
                 sched::Waiter* w = sched::current_waiter();
                 arm(w);
                 Doorbell::Entry bell;
