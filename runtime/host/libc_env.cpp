@@ -19,6 +19,7 @@
 
 #include <cerrno>
 #include <mutex>
+#include <vector>
 
 #include "libc_state.hpp"
 
@@ -29,6 +30,15 @@ namespace {
 
 // One lock for every rank's changes: they are rare.
 std::mutex g_change_lock;
+
+// Every array and string made here, under g_change_lock: never freed (a
+// thread of the rank may still read one the rank dropped), and reachable, as
+// glibc keeps its strings, so that leak checkers do not count them.
+void* keep(void* p) {
+    static std::vector<void*>* kept = new std::vector<void*>;
+    if (p) kept->push_back(p);
+    return p;
+}
 
 char* find(char** env, const char* name) {
     if (!env || !name[0]) return nullptr;
@@ -61,7 +71,7 @@ void publish(RankLibc& r, char** env) {
 bool reserve_one(RankLibc& r) {
     if (r.env_count + 1 < r.env_capacity) return true;
     const size_t capacity = r.env_capacity ? r.env_capacity * 2 : r.env_count + 16;
-    auto* grown = static_cast<char**>(malloc(capacity * sizeof(char*)));
+    auto* grown = static_cast<char**>(keep(malloc(capacity * sizeof(char*))));
     if (!grown) {
         errno = ENOMEM;
         return false;
@@ -79,7 +89,7 @@ bool make_private(RankLibc& r) {
     char** from = startup_environment();
     size_t n = 0;
     while (from && from[n]) ++n;
-    auto* env = static_cast<char**>(malloc((n + 16) * sizeof(char*)));
+    auto* env = static_cast<char**>(keep(malloc((n + 16) * sizeof(char*))));
     if (!env) {
         errno = ENOMEM;
         return false;
@@ -120,7 +130,7 @@ int rank_setenv(RankLibc& r, const char* name, const char* value, int overwrite)
     const size_t length = strlen(name);
     if (!overwrite && index_of(r, name, length) < r.env_count) return 0;
     const size_t value_length = strlen(value);
-    auto* entry = static_cast<char*>(malloc(length + value_length + 2));
+    auto* entry = static_cast<char*>(keep(malloc(length + value_length + 2)));
     if (!entry) {
         errno = ENOMEM;
         return -1;

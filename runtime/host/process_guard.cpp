@@ -166,6 +166,18 @@ const char* runtime_consequence(int sig) {
                           : "a crash is no longer reported with the rank that crashed";
 }
 
+// A language runtime's own handlers (gfortran's backtrace on SIGSEGV, say,
+// which every Fortran main installs) are not the program's doing: no
+// warning. Sanitizer runtimes pass the program's calls on: those are.
+bool from_system_library(const void* caller) {
+    Dl_info info{};
+    if (!caller || !dladdr(caller, &info) || !info.dli_fname) return false;
+    const char* path = info.dli_fname;
+    if (strncmp(path, "/usr/", 5) != 0 && strncmp(path, "/lib", 4) != 0) return false;
+    const char* slash = strrchr(path, '/');
+    return !strstr(slash ? slash + 1 : path, "san");
+}
+
 // Set while this thread checks and changes a disposition: a signal handler
 // that re-installs itself (signal(sig, handler), SysV style) while the
 // thread was in here skips the check instead of waiting for its own lock.
@@ -175,9 +187,10 @@ thread_local bool tl_changing_signal = false;
 // and installed under one lock, so that the record of who installed what
 // follows the order the kernel saw.
 template <class Install>
-auto change_signal(int sig, void* handler, Install install) {
+auto change_signal(int sig, void* handler, const void* caller, Install install) {
     const int local = caller_local();
-    if (local < 0 || sig <= 0 || sig >= NSIG || tl_changing_signal) return install();
+    if (local < 0 || sig <= 0 || sig >= NSIG || tl_changing_signal || from_system_library(caller))
+        return install();
     std::lock_guard<std::mutex> g(g_lock);
     tl_changing_signal = true;
     struct sigaction now {};
@@ -255,11 +268,12 @@ using SignalFn = sighandler_t (*)(int, sighandler_t);
 
 // signal() and its other names: __sysv_signal is signal() under strict ISO C
 // compilation.
-MPC_EARLY sighandler_t set_handler(SignalFn* cache, const char* name, int sig,
-                                   sighandler_t handler) {
+MPC_EARLY sighandler_t set_handler(SignalFn* cache, const char* name, int sig, sighandler_t handler,
+                                   const void* caller) {
     auto fn = early_libc(cache, name);
     if (!ranks_open()) return fn(sig, handler);
-    return change_signal(sig, reinterpret_cast<void*>(handler), [&] { return fn(sig, handler); });
+    return change_signal(sig, reinterpret_cast<void*>(handler), caller,
+                         [&] { return fn(sig, handler); });
 }
 
 }  // namespace
@@ -302,10 +316,10 @@ using RlimitFn = int (*)(int, const struct rlimit*);
 using PrlimitFn = int (*)(pid_t, int, const struct rlimit*, struct rlimit*);
 int mpc_setrlimit(int resource, const struct rlimit* limit) __asm__("setrlimit");
 int mpc_setrlimit64(int resource, const struct rlimit* limit) __asm__("setrlimit64");
-int mpc_prlimit(pid_t pid, int resource, const struct rlimit* limit, struct rlimit* old)
-    __asm__("prlimit");
-int mpc_prlimit64(pid_t pid, int resource, const struct rlimit* limit, struct rlimit* old)
-    __asm__("prlimit64");
+int mpc_prlimit(pid_t pid, int resource, const struct rlimit* limit,
+                struct rlimit* old) __asm__("prlimit");
+int mpc_prlimit64(pid_t pid, int resource, const struct rlimit* limit,
+                  struct rlimit* old) __asm__("prlimit64");
 
 MPC_EARLY __attribute__((visibility("default"))) int mpc_setrlimit(int resource,
                                                                    const struct rlimit* limit) {
@@ -347,32 +361,32 @@ MPC_EARLY __attribute__((visibility("default"))) int sigaction(int sig, const st
                                                                struct sigaction* old) {
     auto fn = mpc::host::early_libc(&mpc::host::g_real_sigaction, "sigaction");
     if (!act || !mpc::host::ranks_open()) return fn(sig, act, old);
-    return change_signal(sig, reinterpret_cast<void*>(act->sa_handler),
+    return change_signal(sig, reinterpret_cast<void*>(act->sa_handler), __builtin_return_address(0),
                          [&] { return fn(sig, act, old); });
 }
 
 MPC_EARLY __attribute__((visibility("default"))) sighandler_t signal(int sig,
                                                                      sighandler_t handler) {
     static SignalFn real;
-    return set_handler(&real, "signal", sig, handler);
+    return set_handler(&real, "signal", sig, handler, __builtin_return_address(0));
 }
 
 MPC_EARLY __attribute__((visibility("default"))) sighandler_t __sysv_signal(int sig,
                                                                             sighandler_t handler) {
     static SignalFn real;
-    return set_handler(&real, "__sysv_signal", sig, handler);
+    return set_handler(&real, "__sysv_signal", sig, handler, __builtin_return_address(0));
 }
 
 MPC_EARLY __attribute__((visibility("default"))) sighandler_t sysv_signal(int sig,
                                                                           sighandler_t handler) {
     static SignalFn real;
-    return set_handler(&real, "sysv_signal", sig, handler);
+    return set_handler(&real, "sysv_signal", sig, handler, __builtin_return_address(0));
 }
 
 MPC_EARLY __attribute__((visibility("default"))) sighandler_t bsd_signal(int sig,
                                                                          sighandler_t handler) {
     static SignalFn real;
-    return set_handler(&real, "bsd_signal", sig, handler);
+    return set_handler(&real, "bsd_signal", sig, handler, __builtin_return_address(0));
 }
 
 // SIG_HOLD blocks the signal: no disposition changes.
@@ -380,7 +394,7 @@ MPC_EARLY __attribute__((visibility("default"))) sighandler_t sigset(int sig,
                                                                      sighandler_t handler) {
     static SignalFn real;
     if (handler == SIG_HOLD) return mpc::host::early_libc(&real, "sigset")(sig, handler);
-    return set_handler(&real, "sigset", sig, handler);
+    return set_handler(&real, "sigset", sig, handler, __builtin_return_address(0));
 }
 
 MPC_EARLY __attribute__((visibility("default"))) pid_t fork() {

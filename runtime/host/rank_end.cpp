@@ -97,6 +97,7 @@ struct OnExit {
     void* arg;
 };
 std::unordered_map<void*, int> g_exit_status;  // by rank (task owner), under g_mutex
+std::atomic<bool> g_any_on_exit{false};         // kept only once some rank has one
 
 void run_on_exit(void* p) {
     auto* h = static_cast<OnExit*>(p);
@@ -164,13 +165,14 @@ bool defer_on_exit(void (*fn)(int, void*), void* arg) {
     if (!h) return false;
     h->fn = fn;
     h->arg = arg;
+    g_any_on_exit.store(true, std::memory_order_relaxed);
     // Ours: it notes the handle, then glibc keeps the handler.
     return __cxa_atexit(run_on_exit, h, exit_handle_of(objects->front())) == 0;
 }
 
 void run_rank_exit(const std::vector<uintptr_t>& objects, int status) {
     if (!sched::in_task()) return;
-    {
+    if (g_any_on_exit.load(std::memory_order_relaxed)) {
         std::lock_guard<std::mutex> g(g_mutex);
         g_exit_status[sched::current_owner()] = status;
     }
