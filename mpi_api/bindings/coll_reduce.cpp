@@ -94,6 +94,10 @@ int all_ranks_reduction(Builder build, const void* sendbuf, void* recvbuf, int c
         *run.request = coll::shm::iallreduce(sendbuf, recvbuf, count, t, o, c);
         return MPI_SUCCESS;
     }
+    if (build != coll::make_allreduce && shm_takes(c, o, run)) {
+        auto shm = build == coll::make_scan ? coll::shm::scan : coll::shm::exscan;
+        return raise(c, shm(sendbuf, recvbuf, count, t, o, c, run.request));
+    }
     return start(c, build(sendbuf, recvbuf, count, t, o, c), run);
 }
 
@@ -130,6 +134,9 @@ int reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
     if (inter)
         return start(c, coll::make_inter_reduce_scatter(sendbuf, recvbuf, recvcounts, t, o, c),
                      run);
+    if (shm_takes(c, o, run))
+        return raise(c,
+                     coll::shm::reduce_scatter(sendbuf, recvbuf, recvcounts, t, o, c, run.request));
     return start(c, coll::make_reduce_scatter(sendbuf, recvbuf, recvcounts, t, o, c), run);
 }
 
@@ -158,6 +165,9 @@ int reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_
     if (inter)
         return start(c, coll::make_inter_reduce_scatter_block(sendbuf, recvbuf, recvcount, t, o, c),
                      run);
+    if (shm_takes(c, o, run))
+        return raise(
+            c, coll::shm::reduce_scatter_block(sendbuf, recvbuf, recvcount, t, o, c, run.request));
     return start(c, coll::make_reduce_scatter_block(sendbuf, recvbuf, recvcount, t, o, c), run);
 }
 

@@ -1,0 +1,377 @@
+// Data movement among a group's members (Gather, Scatter, Allgather, Alltoall
+// and their v and w forms) through the shared address space; the protocol of
+// episodes and slots is in shm_group.hpp.
+//
+// A block a member sends is either staged (packed into the member's staging
+// memory, up to kStageBlock bytes: the member goes on at once) or read
+// straight from its buffer through the arguments it publishes (its Record:
+// one copy, but the member waits until its readers are done). Sender and
+// receiver of a block agree on which by its size. Receivers copy (pull),
+// except into a Gather's root, where every member copies its own block in
+// parallel (push). When every block of the call is staged and everyone knows
+// it (the sizes are known to all members: not for Gatherv, Scatterv,
+// Alltoallv, Alltoallw), the collective is one episode; otherwise two (the
+// second says "done reading").
+//
+// Staged layouts: one block at the start; n even blocks at k * size; blocks
+// of sizes only their two members know behind a header of n + 1 offsets (in
+// the member's staging buffer: readers do not know the whole size).
+#include <memory>
+#include <vector>
+
+#include "shm_data.hpp"
+#include "shm_local.hpp"
+
+namespace mpc::coll::shm {
+namespace {
+
+bool small(size_t bytes) {
+    return bytes <= kStageBlock;
+}
+
+// What a member publishes for the blocks read straight from its buffers; it
+// lives as long as its steps, and the member waits for its readers.
+struct Record {
+    Blocks send, recv;
+};
+
+// The episodes a movement takes (see the file comment).
+int episodes_of(const Local& l, MoveKind kind, const Movement& m, bool* staged_all) {
+    *staged_all = false;
+    if (l.size() == 1) return 0;
+    if (m.varying) return 2;
+    bool all = true;
+    if (kind == MoveKind::Allgather && m.recv.form == Blocks::V) {
+        for (int k = 0; k < l.size() && all; ++k) all = small(m.recv.bytes_of(k));
+    } else {
+        // Every member's block has the size of mine (the root's receive or
+        // send blocks at the root).
+        const bool root = l.me == m.root;
+        size_t bytes = 0;
+        switch (kind) {
+            case MoveKind::Gather:
+                bytes = root ? m.recv.bytes_of(0) : m.send.bytes_of(0);
+                break;
+            case MoveKind::Scatter:
+                bytes = root ? m.send.bytes_of(0) : m.recv.bytes_of(0);
+                break;
+            case MoveKind::Allgather:
+            case MoveKind::Alltoall:
+                bytes = m.recv.bytes_of(0);
+                break;
+        }
+        all = small(bytes);
+    }
+    *staged_all = all;
+    return all ? 1 : 2;
+}
+
+class MoveSteps final : public Steps {
+  public:
+    MoveSteps(const Local& l, MoveKind kind, const Movement& m, bool staged_all, int episodes,
+              bool nonblocking)
+        : Steps(l, episodes, 3), kind_(kind), m_(m), staged_all_(staged_all) {
+        if (nonblocking) keep_arguments();
+    }
+
+  private:
+    Need needs(int k) const override;
+    void run(int k) override;
+    void keep_arguments();
+    void gather(int k);
+    void scatter(int k);
+    void allgather(int k);
+    void alltoall(int k);
+
+    int n() const { return l_.size(); }
+    int me() const { return l_.me; }
+    int parity() const { return static_cast<int>(e_ & 1); }
+    bool root() const { return l_.me == m_.root; }
+    bool alone() const { return l_.size() == 1; }
+    ShmGroup& g() const { return l_.group; }
+    const Record& record_of(int k) const {
+        return *static_cast<const Record*>(g().member(k).record[parity()]);
+    }
+    void publish(uint64_t e) { g().publish(me(), e); }
+    void publish_record() { g().member(me()).record[parity()] = &record_; }
+    void note(int err) {
+        if (error_ == MPI_SUCCESS) error_ = err;
+    }
+    // My own block (my send side's block `from` to my receive side's `to`).
+    void own_copy(const Blocks& src, int from, int to) {
+        if (!m_.in_place) note(move_block(src, from, m_.recv, to));
+    }
+    // The blocks of `src` for the others, staged behind a header of offsets
+    // (varying) or at k * size (even); the ones too large are not staged.
+    void stage_blocks(const Blocks& src);
+    // Member k's staged block for me (received into my block `to`).
+    void unstage(int k, size_t total, int index, int to);
+    bool any_direct(const Blocks& src) const {
+        for (int k = 0; k < n(); ++k)
+            if (k != me() && !small(src.bytes_of(k))) return true;
+        return false;
+    }
+    // Allgather: my block, from my send buffer or (in place) where it
+    // already is.
+    Blocks mine() const {
+        if (!m_.in_place) return m_.send;
+        return Blocks::one(m_.recv.at(me()), m_.recv.count_of(me()), &m_.recv.type_of(me()));
+    }
+
+    const MoveKind kind_;
+    Movement m_;
+    const bool staged_all_;
+    Record record_;
+    // Kept for a nonblocking call: the w form's displacements and types (the
+    // binding's temporaries), references on the datatypes.
+    std::vector<MPI_Aint> send_displs_, recv_displs_;
+    std::vector<const mpi::Datatype*> send_types_, recv_types_;
+    HeldTypes held_;
+    // In place: a packed copy of my receive side, its blocks at offsets.
+    std::unique_ptr<unsigned char[]> copy_;
+    std::vector<size_t> copy_offsets_;
+};
+
+void MoveSteps::keep_arguments() {
+    auto keep = [&](Blocks& b, std::vector<MPI_Aint>& displs,
+                    std::vector<const mpi::Datatype*>& types) {
+        held_.hold(b.type);
+        if (b.form != Blocks::W) return;
+        displs.assign(b.byte_displs, b.byte_displs + n());
+        types.assign(b.types, b.types + n());
+        b.byte_displs = displs.data();
+        b.types = types.data();
+        for (const mpi::Datatype* t : types) held_.hold(t);
+    };
+    keep(m_.send, send_displs_, send_types_);
+    keep(m_.recv, recv_displs_, recv_types_);
+}
+
+Need MoveSteps::needs(int k) const {
+    if (alone() || (k == 2 && kind_ != MoveKind::Allgather && kind_ != MoveKind::Alltoall))
+        return {};
+    const uint64_t e = e_;
+    switch (kind_) {
+        case MoveKind::Gather:
+            if (k == 0) {
+                // A member writing into the root's buffer needs its record.
+                if (!root() && !staged_all_ && !small(m_.send.bytes_of(0))) return one(m_.root, e);
+                return all(e - 1);
+            }
+            if (!root()) return {};
+            return staged_all_ ? all(e) : all_but_me(e + 1);
+        case MoveKind::Scatter:
+            if (k == 0) return root() ? all(e - 1) : one(m_.root, e);
+            return root() && !staged_all_ && any_direct(m_.send) ? all(e + 1) : Need{};
+        case MoveKind::Allgather:
+        case MoveKind::Alltoall:
+            if (k == 0) return all(e - 1);
+            if (k == 1) return all(e);
+            // Others read my buffers until they are at e + 1.
+            if (staged_all_) return {};
+            if (kind_ == MoveKind::Allgather)
+                return small(mine().bytes_of(0)) ? Need{} : all(e + 1);
+            return any_direct(m_.in_place ? m_.recv : m_.send) ? all(e + 1) : Need{};
+    }
+    return {};
+}
+
+void MoveSteps::run(int k) {
+    if (alone()) {
+        if (k != 0) return;
+        if (kind_ == MoveKind::Scatter) {
+            if (!m_.in_place) note(move_block(m_.send, 0, m_.recv, 0));
+        } else if (!m_.in_place) {
+            note(move_block(m_.send, 0, m_.recv, 0));
+        }
+        return;
+    }
+    switch (kind_) {
+        case MoveKind::Gather:
+            return gather(k);
+        case MoveKind::Scatter:
+            return scatter(k);
+        case MoveKind::Allgather:
+            return allgather(k);
+        case MoveKind::Alltoall:
+            return alltoall(k);
+    }
+}
+
+void MoveSteps::stage_blocks(const Blocks& src) {
+    const int p = parity();
+    if (!m_.varying) {
+        const size_t each = src.bytes_of(0);
+        if (!small(each)) return;
+        unsigned char* out = g().stage(me(), p, each * static_cast<size_t>(n()));
+        const Blocks staged = Blocks::packed(out, each);
+        for (int k = 0; k < n(); ++k)
+            if (k != me()) move_block(src, k, staged, k);
+        return;
+    }
+    size_t bytes = 0;
+    for (int k = 0; k < n(); ++k)
+        if (k != me() && small(src.bytes_of(k))) bytes += src.bytes_of(k);
+    const size_t header = sizeof(size_t) * static_cast<size_t>(n() + 1);
+    unsigned char* out = g().grow_stage(me(), p, header + bytes);
+    auto* offsets = reinterpret_cast<size_t*>(out);
+    size_t at = header;
+    for (int k = 0; k < n(); ++k) {
+        offsets[k] = at;
+        if (k != me() && small(src.bytes_of(k))) at += src.bytes_of(k);
+    }
+    offsets[n()] = at;
+    const Blocks staged = Blocks::packed_at(out, offsets);
+    for (int k = 0; k < n(); ++k)
+        if (k != me() && small(src.bytes_of(k))) move_block(src, k, staged, k);
+}
+
+void MoveSteps::unstage(int k, size_t total, int index, int to) {
+    const int p = parity();
+    if (!m_.varying) {
+        const size_t each = m_.recv.bytes_of(to);
+        const unsigned char* in = g().staged(k, p, total);
+        note(move_block(Blocks::packed(in, each), index, m_.recv, to));
+        return;
+    }
+    const unsigned char* in = g().member(k).stage[p];
+    note(
+        move_block(Blocks::packed_at(in, reinterpret_cast<const size_t*>(in)), index, m_.recv, to));
+}
+
+void MoveSteps::gather(int k) {
+    const int p = parity(), r = m_.root;
+    if (k == 0 && root()) {
+        if (!staged_all_) {
+            record_.recv = m_.recv;
+            publish_record();
+        }
+        publish(e_);
+        own_copy(m_.send, 0, r);
+    } else if (k == 0) {
+        const size_t bytes = m_.send.bytes_of(0);
+        if (staged_all_ || small(bytes)) {
+            mpi::pack(m_.send.at(0), static_cast<size_t>(m_.send.count), *m_.send.type, 0,
+                      g().stage(me(), p, bytes), bytes);
+        } else {
+            note(move_block(m_.send, 0, record_of(r).recv, me()));
+        }
+        publish(e_ + static_cast<uint64_t>(staged_all_ ? 0 : 1));
+    } else if (k == 1 && root()) {
+        for (int m = 0; m < n(); ++m) {
+            const size_t bytes = m_.recv.bytes_of(m);
+            if (m == r || !small(bytes)) continue;
+            note(move_block(Blocks::packed(g().staged(m, p, bytes), bytes), 0, m_.recv, m));
+        }
+        if (!staged_all_) publish(e_ + 1);
+    }
+}
+
+void MoveSteps::scatter(int k) {
+    const int r = m_.root;
+    if (k != 0) return;
+    if (root()) {
+        stage_blocks(m_.send);
+        if (!staged_all_) {
+            record_.send = m_.send;
+            publish_record();
+        }
+        publish(e_ + static_cast<uint64_t>(staged_all_ ? 0 : 1));
+        own_copy(m_.send, r, 0);
+        return;
+    }
+    if (small(m_.recv.bytes_of(0))) {
+        unstage(r, m_.recv.bytes_of(0) * static_cast<size_t>(n()), me(), 0);
+    } else {
+        note(move_block(record_of(r).send, me(), m_.recv, 0));
+    }
+    publish(e_ + static_cast<uint64_t>(staged_all_ ? 0 : 1));
+}
+
+void MoveSteps::allgather(int k) {
+    const int p = parity();
+    const Blocks mine = this->mine();
+    if (k == 0) {
+        const size_t bytes = mine.bytes_of(0);
+        if (small(bytes)) {
+            mpi::pack(mine.at(0), static_cast<size_t>(mine.count), *mine.type, 0,
+                      g().stage(me(), p, bytes), bytes);
+        } else {
+            record_.send = mine;
+            publish_record();
+        }
+        publish(e_);
+        own_copy(m_.send, 0, me());
+        return;
+    }
+    if (k != 1) return;
+    for (int j = 1; j < n(); ++j) {
+        const int m = (me() + j) % n();
+        const size_t bytes = m_.recv.bytes_of(m);
+        if (small(bytes)) {
+            note(move_block(Blocks::packed(g().staged(m, p, bytes), bytes), 0, m_.recv, m));
+        } else {
+            note(move_block(record_of(m).send, 0, m_.recv, m));
+        }
+    }
+    if (!staged_all_) publish(e_ + 1);
+}
+
+void MoveSteps::alltoall(int k) {
+    if (k == 0) {
+        // In place, my blocks are staged from my receive buffer before I
+        // overwrite it; the ones read straight are read from a packed copy.
+        const Blocks& source = m_.in_place ? m_.recv : m_.send;
+        stage_blocks(source);
+        if (!staged_all_) {
+            record_.send = source;
+            if (m_.in_place && any_direct(source)) {
+                copy_offsets_.resize(static_cast<size_t>(n() + 1));
+                size_t at = 0;
+                for (int m = 0; m < n(); ++m) {
+                    copy_offsets_[static_cast<size_t>(m)] = at;
+                    if (m != me() && !small(source.bytes_of(m))) at += source.bytes_of(m);
+                }
+                copy_offsets_[static_cast<size_t>(n())] = at;
+                copy_.reset(new unsigned char[std::max<size_t>(at, 1)]);
+                record_.send = Blocks::packed_at(copy_.get(), copy_offsets_.data());
+                for (int m = 0; m < n(); ++m)
+                    if (m != me() && !small(source.bytes_of(m)))
+                        move_block(source, m, record_.send, m);
+            }
+            publish_record();
+        }
+        publish(e_);
+        own_copy(m_.send, me(), me());
+        return;
+    }
+    if (k != 1) return;
+    const size_t total = m_.recv.bytes_of(0) * static_cast<size_t>(n());
+    for (int j = 1; j < n(); ++j) {
+        const int m = (me() + j) % n();
+        if (small(m_.recv.bytes_of(m))) {
+            unstage(m, total, me(), m);
+        } else {
+            note(move_block(record_of(m).send, me(), m_.recv, m));
+        }
+    }
+    if (!staged_all_) publish(e_ + 1);
+}
+
+}  // namespace
+
+std::unique_ptr<Steps> move_steps(const Local& l, MoveKind kind, const Movement& m) {
+    bool staged_all;
+    const int episodes = episodes_of(l, kind, m, &staged_all);
+    return std::make_unique<MoveSteps>(l, kind, m, staged_all, episodes, true);
+}
+
+int local_move(const Local& l, MoveKind kind, const Movement& m) {
+    bool staged_all;
+    const int episodes = episodes_of(l, kind, m, &staged_all);
+    MoveSteps steps(l, kind, m, staged_all, episodes, false);
+    run_steps(l, steps);
+    return steps.error();
+}
+
+}  // namespace mpc::coll::shm
