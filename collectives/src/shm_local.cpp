@@ -74,13 +74,6 @@ void publish_inline(ShmGroup& g, int me, uint64_t e, const void* in, int count,
     g.publish(me, e);
 }
 
-// Waits until every member is at episode >= e.
-void wait_everyone(const Local& l, uint64_t e) {
-    if (*l.all_at >= e) return;
-    l.group.wait_all(e);
-    *l.all_at = e;
-}
-
 }  // namespace
 
 void local_barrier(const Local& l) {
@@ -343,24 +336,37 @@ void local_allreduce(const Local& l, const void* sendbuf, void* recvbuf, int cou
 void local_handoff(const Local& l, int from, const void* data, int to, void* buf, int count,
                    const mpi::Datatype* type) {
     const size_t bytes = static_cast<size_t>(count) * type->size;
+    auto unpack = [&](const void* in) {
+        if (bytes) mpi::unpack(buf, static_cast<size_t>(count), *type, 0, in, bytes);
+    };
     if (from == to) {
-        if (l.me == to && bytes)
-            mpi::unpack(buf, static_cast<size_t>(count), *type, 0, data, bytes);
+        if (l.me == to) unpack(data);
         return;
     }
+    local_lend(l, from, data, to, unpack);
+}
+
+void local_lend_steps(const Local& l, int from, const void* data, int to,
+                      void (*use)(void*, const void*), void* context) {
     ShmGroup& g = l.group;
     const uint64_t e = ++*l.episode;
     const int p = static_cast<int>(e & 1);
+    const bool uses = to < 0 || l.me == to;
     if (l.me == from) {
         wait_everyone(l, e - 1);
         g.member(from).src[p] = data;
         g.publish(from, e);
-        g.wait_one(to, e);  // data stays valid until `to` copied it
-    } else if (l.me == to) {
+        if (uses) use(context, data);
+        // data stays valid until they have used it
+        if (to < 0) {
+            wait_everyone(l, e);
+        } else if (to != from) {
+            g.wait_one(to, e);
+        }
+    } else if (uses) {
         g.wait_one(from, e);
-        if (bytes)
-            mpi::unpack(buf, static_cast<size_t>(count), *type, 0, g.member(from).src[p], bytes);
-        g.publish(to, e);
+        use(context, g.member(from).src[p]);
+        g.publish(l.me, e);
     } else {
         g.publish(l.me, e);
     }

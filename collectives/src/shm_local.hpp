@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 
 #include "mpi_api/datatype.hpp"
 #include "mpi_api/op.hpp"
@@ -25,6 +26,13 @@ struct Local {
     uint64_t* all_at;
     int size() const { return group.size(); }
 };
+
+// Waits until every member is at episode >= e.
+inline void wait_everyone(const Local& l, uint64_t e) {
+    if (*l.all_at >= e) return;
+    l.group.wait_all(e);
+    *l.all_at = e;
+}
 
 // A collective as resumable steps: advance() does every step it can and
 // returns true once the collective is finished, or false with *need set to
@@ -131,5 +139,18 @@ void local_depart(const Local& l);
 // `to` and `from` respectively.
 void local_handoff(const Local& l, int from, const void* data, int to, void* buf, int count,
                    const mpi::Datatype* type);
+
+// Member `from` lends `data` (significant there) to member `to`, or to every
+// member (`from` too) when to < 0: they run use(data) on it while `from`
+// waits for them (one episode). Everyone calls it with the same from and to.
+void local_lend_steps(const Local& l, int from, const void* data, int to,
+                      void (*use)(void*, const void*), void* context);
+template <class Use>
+void local_lend(const Local& l, int from, const void* data, int to, Use&& use) {
+    if (l.size() == 1) return use(data);
+    local_lend_steps(
+        l, from, data, to,
+        [](void* u, const void* d) { (*static_cast<std::remove_reference_t<Use>*>(u))(d); }, &use);
+}
 
 }  // namespace mpc::coll::shm

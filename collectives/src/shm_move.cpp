@@ -35,6 +35,77 @@ struct Record {
     Blocks send, recv;
 };
 
+// The halves of the one-episode (every block staged) movements, shared by
+// the steps and the blocking path: what a member stages before publishing,
+// and what it copies out once the members it reads are there. Member me of
+// n, parity p.
+struct Side {
+    ShmGroup& g;
+    int me, n, p;
+};
+
+// My block of `bytes` (block `k` of src), packed into my staging memory at
+// `offset` of a payload of `total`.
+void stage_block(const Side& s, const Blocks& src, int k, size_t total, size_t offset) {
+    move_block(src, k, Blocks::packed(s.g.stage(s.me, s.p, total) + offset, src.bytes_of(k)), 0);
+}
+
+// Member m's staged payload of `total` bytes, from `offset`, into block k of
+// dst.
+void unstage_block(const Side& s, int m, size_t total, size_t offset, const Blocks& dst, int k) {
+    move_block(Blocks::packed(s.g.staged(m, s.p, total) + offset, dst.bytes_of(k)), 0, dst, k);
+}
+
+void own_block(const Movement& m, int from, int to) {
+    if (!m.in_place) move_block(m.send, from, m.recv, to);
+}
+
+// Gather: members stage their block, the root copies every one out.
+void gather_collect(const Side& s, const Movement& m) {
+    for (int k = 0; k < s.n; ++k)
+        if (k != m.root) unstage_block(s, k, m.recv.bytes_of(k), 0, m.recv, k);
+}
+
+// Scatter: the root stages every block but its own, members copy theirs.
+void scatter_stage(const Side& s, const Movement& m) {
+    const size_t each = m.send.bytes_of(0), total = each * static_cast<size_t>(s.n);
+    for (int k = 0; k < s.n; ++k)
+        if (k != s.me) stage_block(s, m.send, k, total, each * static_cast<size_t>(k));
+}
+void scatter_collect(const Side& s, const Movement& m) {
+    const size_t each = m.recv.bytes_of(0);
+    unstage_block(s, m.root, each * static_cast<size_t>(s.n), each * static_cast<size_t>(s.me),
+                  m.recv, 0);
+}
+
+// Allgather: my block staged (from where it is, in place), everyone's copied.
+Blocks allgather_mine(int me, const Movement& m) {
+    if (!m.in_place) return m.send;
+    return Blocks::one(m.recv.at(me), m.recv.count_of(me), &m.recv.type_of(me));
+}
+void allgather_collect(const Side& s, const Movement& m) {
+    for (int j = 1; j < s.n; ++j) {
+        const int k = (s.me + j) % s.n;
+        unstage_block(s, k, m.recv.bytes_of(k), 0, m.recv, k);
+    }
+}
+
+// Alltoall: my blocks for the others staged (from my receive buffer, in
+// place), mine copied out of everyone's.
+void alltoall_stage(const Side& s, const Movement& m) {
+    const Blocks& src = m.in_place ? m.recv : m.send;
+    const size_t each = src.bytes_of(0), total = each * static_cast<size_t>(s.n);
+    for (int k = 0; k < s.n; ++k)
+        if (k != s.me) stage_block(s, src, k, total, each * static_cast<size_t>(k));
+}
+void alltoall_collect(const Side& s, const Movement& m) {
+    const size_t each = m.recv.bytes_of(0), total = each * static_cast<size_t>(s.n);
+    for (int j = 1; j < s.n; ++j) {
+        const int k = (s.me + j) % s.n;
+        unstage_block(s, k, total, each * static_cast<size_t>(s.me), m.recv, k);
+    }
+}
+
 // The episodes a movement takes (see the file comment).
 int episodes_of(const Local& l, MoveKind kind, const Movement& m, bool* staged_all) {
     *staged_all = false;
@@ -101,21 +172,15 @@ class MoveSteps final : public Steps {
     void own_copy(const Blocks& src, int from, int to) {
         if (!m_.in_place) note(move_block(src, from, m_.recv, to));
     }
-    // The blocks of `src` for the others, staged behind a header of offsets
-    // (varying) or at k * size (even); the ones too large are not staged.
-    void stage_blocks(const Blocks& src);
-    // Member k's staged block for me (received into my block `to`).
-    void unstage(int k, size_t total, int index, int to);
+    // The blocks of `src` for the others of up to kStageBlock bytes, staged
+    // behind a header of offsets (varying sizes); member k's block `index`
+    // of those into my block `to`.
+    void stage_varying(const Blocks& src);
+    void unstage_varying(int k, int index, int to);
     bool any_direct(const Blocks& src) const {
         for (int k = 0; k < n(); ++k)
             if (k != me() && !small(src.bytes_of(k))) return true;
         return false;
-    }
-    // Allgather: my block, from my send buffer or (in place) where it
-    // already is.
-    Blocks mine() const {
-        if (!m_.in_place) return m_.send;
-        return Blocks::one(m_.recv.at(me()), m_.recv.count_of(me()), &m_.recv.type_of(me()));
     }
 
     const MoveKind kind_;
@@ -155,7 +220,8 @@ Need MoveSteps::needs(int k) const {
         case MoveKind::Gather:
             if (k == 0) {
                 // A member writing into the root's buffer needs its record.
-                if (!root() && !staged_all_ && !small(m_.send.bytes_of(0))) return one(m_.root, e);
+                if (root()) return {};  // (it writes no slot)
+                if (!staged_all_ && !small(m_.send.bytes_of(0))) return one(m_.root, e);
                 return all(e - 1);
             }
             if (!root()) return {};
@@ -170,7 +236,7 @@ Need MoveSteps::needs(int k) const {
             // Others read my buffers until they are at e + 1.
             if (staged_all_) return {};
             if (kind_ == MoveKind::Allgather)
-                return small(mine().bytes_of(0)) ? Need{} : all(e + 1);
+                return small(allgather_mine(me(), m_).bytes_of(0)) ? Need{} : all(e + 1);
             return any_direct(m_.in_place ? m_.recv : m_.send) ? all(e + 1) : Need{};
     }
     return {};
@@ -198,17 +264,9 @@ void MoveSteps::run(int k) {
     }
 }
 
-void MoveSteps::stage_blocks(const Blocks& src) {
+void MoveSteps::stage_varying(const Blocks& src) {
+    if (!m_.varying) return;  // (even blocks too large to stage)
     const int p = parity();
-    if (!m_.varying) {
-        const size_t each = src.bytes_of(0);
-        if (!small(each)) return;
-        unsigned char* out = g().stage(me(), p, each * static_cast<size_t>(n()));
-        const Blocks staged = Blocks::packed(out, each);
-        for (int k = 0; k < n(); ++k)
-            if (k != me()) move_block(src, k, staged, k);
-        return;
-    }
     size_t bytes = 0;
     for (int k = 0; k < n(); ++k)
         if (k != me() && small(src.bytes_of(k))) bytes += src.bytes_of(k);
@@ -226,21 +284,15 @@ void MoveSteps::stage_blocks(const Blocks& src) {
         if (k != me() && small(src.bytes_of(k))) move_block(src, k, staged, k);
 }
 
-void MoveSteps::unstage(int k, size_t total, int index, int to) {
-    const int p = parity();
-    if (!m_.varying) {
-        const size_t each = m_.recv.bytes_of(to);
-        const unsigned char* in = g().staged(k, p, total);
-        note(move_block(Blocks::packed(in, each), index, m_.recv, to));
-        return;
-    }
-    const unsigned char* in = g().member(k).stage[p];
+void MoveSteps::unstage_varying(int k, int index, int to) {
+    const unsigned char* in = g().member(k).stage[parity()];
     note(
         move_block(Blocks::packed_at(in, reinterpret_cast<const size_t*>(in)), index, m_.recv, to));
 }
 
 void MoveSteps::gather(int k) {
-    const int p = parity(), r = m_.root;
+    const int r = m_.root;
+    const Side side{g(), me(), n(), parity()};
     if (k == 0 && root()) {
         if (!staged_all_) {
             record_.recv = m_.recv;
@@ -251,28 +303,30 @@ void MoveSteps::gather(int k) {
     } else if (k == 0) {
         const size_t bytes = m_.send.bytes_of(0);
         if (staged_all_ || small(bytes)) {
-            mpi::pack(m_.send.at(0), static_cast<size_t>(m_.send.count), *m_.send.type, 0,
-                      g().stage(me(), p, bytes), bytes);
+            stage_block(side, m_.send, 0, bytes, 0);
         } else {
             note(move_block(m_.send, 0, record_of(r).recv, me()));
         }
         publish(e_ + static_cast<uint64_t>(staged_all_ ? 0 : 1));
     } else if (k == 1 && root()) {
+        if (staged_all_) return gather_collect(side, m_);
         for (int m = 0; m < n(); ++m) {
             const size_t bytes = m_.recv.bytes_of(m);
-            if (m == r || !small(bytes)) continue;
-            note(move_block(Blocks::packed(g().staged(m, p, bytes), bytes), 0, m_.recv, m));
+            if (m != r && small(bytes)) unstage_block(side, m, bytes, 0, m_.recv, m);
         }
-        if (!staged_all_) publish(e_ + 1);
+        publish(e_ + 1);
     }
 }
 
 void MoveSteps::scatter(int k) {
     const int r = m_.root;
+    const Side side{g(), me(), n(), parity()};
     if (k != 0) return;
     if (root()) {
-        stage_blocks(m_.send);
-        if (!staged_all_) {
+        if (staged_all_) {
+            scatter_stage(side, m_);
+        } else {
+            stage_varying(m_.send);
             record_.send = m_.send;
             publish_record();
         }
@@ -280,8 +334,10 @@ void MoveSteps::scatter(int k) {
         own_copy(m_.send, r, 0);
         return;
     }
-    if (small(m_.recv.bytes_of(0))) {
-        unstage(r, m_.recv.bytes_of(0) * static_cast<size_t>(n()), me(), 0);
+    if (staged_all_) {
+        scatter_collect(side, m_);
+    } else if (small(m_.recv.bytes_of(0))) {
+        unstage_varying(r, me(), 0);
     } else {
         note(move_block(record_of(r).send, me(), m_.recv, 0));
     }
@@ -289,13 +345,12 @@ void MoveSteps::scatter(int k) {
 }
 
 void MoveSteps::allgather(int k) {
-    const int p = parity();
-    const Blocks mine = this->mine();
+    const Side side{g(), me(), n(), parity()};
+    const Blocks mine = allgather_mine(me(), m_);
     if (k == 0) {
         const size_t bytes = mine.bytes_of(0);
         if (small(bytes)) {
-            mpi::pack(mine.at(0), static_cast<size_t>(mine.count), *mine.type, 0,
-                      g().stage(me(), p, bytes), bytes);
+            stage_block(side, mine, 0, bytes, 0);
         } else {
             record_.send = mine;
             publish_record();
@@ -305,57 +360,116 @@ void MoveSteps::allgather(int k) {
         return;
     }
     if (k != 1) return;
+    if (staged_all_) return allgather_collect(side, m_);
     for (int j = 1; j < n(); ++j) {
         const int m = (me() + j) % n();
         const size_t bytes = m_.recv.bytes_of(m);
         if (small(bytes)) {
-            note(move_block(Blocks::packed(g().staged(m, p, bytes), bytes), 0, m_.recv, m));
+            unstage_block(side, m, bytes, 0, m_.recv, m);
         } else {
             note(move_block(record_of(m).send, 0, m_.recv, m));
         }
     }
-    if (!staged_all_) publish(e_ + 1);
+    publish(e_ + 1);
 }
 
 void MoveSteps::alltoall(int k) {
+    const Side side{g(), me(), n(), parity()};
     if (k == 0) {
+        if (staged_all_) {
+            alltoall_stage(side, m_);
+            publish(e_);
+            own_copy(m_.send, me(), me());
+            return;
+        }
         // In place, my blocks are staged from my receive buffer before I
         // overwrite it; the ones read straight are read from a packed copy.
         const Blocks& source = m_.in_place ? m_.recv : m_.send;
-        stage_blocks(source);
-        if (!staged_all_) {
-            record_.send = source;
-            if (m_.in_place && any_direct(source)) {
-                copy_offsets_.resize(static_cast<size_t>(n() + 1));
-                size_t at = 0;
-                for (int m = 0; m < n(); ++m) {
-                    copy_offsets_[static_cast<size_t>(m)] = at;
-                    if (m != me() && !small(source.bytes_of(m))) at += source.bytes_of(m);
-                }
-                copy_offsets_[static_cast<size_t>(n())] = at;
-                copy_.reset(new unsigned char[std::max<size_t>(at, 1)]);
-                record_.send = Blocks::packed_at(copy_.get(), copy_offsets_.data());
-                for (int m = 0; m < n(); ++m)
-                    if (m != me() && !small(source.bytes_of(m)))
-                        move_block(source, m, record_.send, m);
+        stage_varying(source);
+        record_.send = source;
+        if (m_.in_place && any_direct(source)) {
+            copy_offsets_.resize(static_cast<size_t>(n() + 1));
+            size_t at = 0;
+            for (int m = 0; m < n(); ++m) {
+                copy_offsets_[static_cast<size_t>(m)] = at;
+                if (m != me() && !small(source.bytes_of(m))) at += source.bytes_of(m);
             }
-            publish_record();
+            copy_offsets_[static_cast<size_t>(n())] = at;
+            copy_.reset(new unsigned char[std::max<size_t>(at, 1)]);
+            record_.send = Blocks::packed_at(copy_.get(), copy_offsets_.data());
+            for (int m = 0; m < n(); ++m)
+                if (m != me() && !small(source.bytes_of(m))) move_block(source, m, record_.send, m);
         }
+        publish_record();
         publish(e_);
         own_copy(m_.send, me(), me());
         return;
     }
     if (k != 1) return;
-    const size_t total = m_.recv.bytes_of(0) * static_cast<size_t>(n());
+    if (staged_all_) return alltoall_collect(side, m_);
     for (int j = 1; j < n(); ++j) {
         const int m = (me() + j) % n();
         if (small(m_.recv.bytes_of(m))) {
-            unstage(m, total, me(), m);
+            unstage_varying(m, me(), m);
         } else {
             note(move_block(record_of(m).send, me(), m_.recv, m));
         }
     }
-    if (!staged_all_) publish(e_ + 1);
+    publish(e_ + 1);
+}
+
+// The blocking path of a one-episode movement: the steps' halves, straight
+// (the small collectives spend no time on the resumable machinery).
+int staged_move(const Local& l, MoveKind kind, const Movement& m) {
+    ShmGroup& g = l.group;
+    const uint64_t e = ++*l.episode;
+    const Side side{g, l.me, l.size(), static_cast<int>(e & 1)};
+    const bool root = l.me == m.root;
+    switch (kind) {
+        case MoveKind::Gather:
+            if (root) {
+                g.publish(l.me, e);
+                own_block(m, 0, m.root);
+                wait_everyone(l, e);
+                gather_collect(side, m);
+            } else {
+                wait_everyone(l, e - 1);
+                stage_block(side, m.send, 0, m.send.bytes_of(0), 0);
+                g.publish(l.me, e);
+            }
+            break;
+        case MoveKind::Scatter:
+            if (root) {
+                wait_everyone(l, e - 1);
+                scatter_stage(side, m);
+                g.publish(l.me, e);
+                own_block(m, m.root, 0);
+            } else {
+                g.wait_one(m.root, e);
+                scatter_collect(side, m);
+                g.publish(l.me, e);
+            }
+            break;
+        case MoveKind::Allgather: {
+            const Blocks mine = allgather_mine(l.me, m);
+            wait_everyone(l, e - 1);
+            stage_block(side, mine, 0, mine.bytes_of(0), 0);
+            g.publish(l.me, e);
+            own_block(m, 0, l.me);
+            wait_everyone(l, e);
+            allgather_collect(side, m);
+            break;
+        }
+        case MoveKind::Alltoall:
+            wait_everyone(l, e - 1);
+            alltoall_stage(side, m);
+            g.publish(l.me, e);
+            own_block(m, l.me, l.me);
+            wait_everyone(l, e);
+            alltoall_collect(side, m);
+            break;
+    }
+    return MPI_SUCCESS;
 }
 
 }  // namespace
@@ -369,6 +483,7 @@ std::unique_ptr<Steps> move_steps(const Local& l, MoveKind kind, const Movement&
 int local_move(const Local& l, MoveKind kind, const Movement& m) {
     bool staged_all;
     const int episodes = episodes_of(l, kind, m, &staged_all);
+    if (episodes == 1) return staged_move(l, kind, m);
     MoveSteps steps(l, kind, m, staged_all, episodes, false);
     run_steps(l, steps);
     return steps.error();

@@ -22,6 +22,51 @@
 namespace mpc::coll::shm {
 namespace {
 
+// Where a Partial's result lies in the vector every member contributes:
+// elements [first, first + count) of total.
+struct Share {
+    int total = 0, first = 0, count = 0;
+};
+Share share_of(const Partial& r, int me, int n) {
+    if (r.kind != PartKind::ReduceScatter) return {r.count, 0, r.count};
+    Share s;
+    for (int k = 0; k < n; ++k) {
+        const int block = r.counts ? r.counts[k] : r.count;
+        if (k == me) s.first = s.total, s.count = block;
+        s.total += block;
+    }
+    return s;
+}
+
+// The members whose input a result folds: all (Reduce_scatter), those up to
+// me (Scan) or below me (Exscan).
+int fold_end(const Partial& r, int me, int n) {
+    return r.kind == PartKind::Scan ? me + 1 : r.kind == PartKind::Exscan ? me : n;
+}
+
+// My result from the staged inputs (parity p), folded from the right, into
+// recvbuf (straight when its type is contiguous).
+void fold_staged(ShmGroup& g, int p, int me, const Partial& r, const Share& s, mpi::Kernel kernel) {
+    const int hi = fold_end(r, me, g.size());
+    if (hi <= 0 || s.count == 0) return;
+    const mpi::Datatype& t = *r.type;
+    const size_t total = static_cast<size_t>(s.total) * t.size;
+    const size_t offset = static_cast<size_t>(s.first) * t.size;
+    const size_t bytes = static_cast<size_t>(s.count) * t.size;
+    const size_t units = static_cast<size_t>(s.count) * t.basic_count;
+    std::unique_ptr<unsigned char[]> scratch;
+    unsigned char* out;
+    if (t.contiguous) {
+        out = mpi::contiguous_data(r.recvbuf, t);
+    } else {
+        scratch.reset(new unsigned char[bytes]);
+        out = scratch.get();
+    }
+    runtime::copy_bytes(out, g.staged(hi - 1, p, total) + offset, bytes);
+    for (int m = hi - 2; m >= 0; --m) kernel(g.staged(m, p, total) + offset, out, units);
+    if (scratch) mpi::unpack(r.recvbuf, static_cast<size_t>(s.count), t, 0, out, bytes);
+}
+
 class PartialSteps final : public Steps {
   public:
     PartialSteps(const Local& l, const Partial& r, bool staged)
@@ -32,21 +77,13 @@ class PartialSteps final : public Steps {
           in_place_(r.sendbuf == MPI_IN_PLACE),
           in_(in_place_ ? r.recvbuf : r.sendbuf),
           kernel_(mpi::op_kernel(op_, *r.type)) {
-        const int n = l.size();
-        if (r.kind == PartKind::ReduceScatter) {
-            total_ = 0;
-            for (int k = 0; k < n; ++k) {
-                if (k == l.me) first_ = total_;
-                total_ += block(k);
-            }
-            mine_ = block(l.me);
-        } else {
-            total_ = mine_ = r.count;
-        }
+        const Share s = share_of(r, l.me, l.size());
+        total_ = s.total;
+        first_ = s.first;
+        mine_ = s.count;
     }
 
   private:
-    int block(int k) const { return r_.counts ? r_.counts[k] : r_.count; }
     size_t size() const { return r_.type->size; }
     int n() const { return l_.size(); }
     int me() const { return l_.me; }
@@ -61,7 +98,6 @@ class PartialSteps final : public Steps {
     }
     void run(int k) override;
     void alone();
-    void fold_staged();
     void reduce_my_block();
     void prefix_my_slice();
 
@@ -112,7 +148,7 @@ void PartialSteps::run(int k) {
         return;
     }
     if (k == 1) {
-        if (staged_) return fold_staged();
+        if (staged_) return fold_staged(g, p, me(), r_, Share{total_, first_, mine_}, kernel_);
         if (r_.kind == PartKind::ReduceScatter) {
             reduce_my_block();
         } else {
@@ -135,25 +171,6 @@ void PartialSteps::alone() {
     if (exscan() || in_place_ || mine_ == 0) return;
     mpi::typed_copy(r_.sendbuf, static_cast<size_t>(mine_), *r_.type, r_.recvbuf,
                     static_cast<size_t>(mine_), *r_.type, static_cast<size_t>(mine_) * size());
-}
-
-// My result from the staged inputs: members [lo, hi)'s elements at `first`,
-// folded from the right.
-void PartialSteps::fold_staged() {
-    int lo = 0, hi = n();
-    if (r_.kind == PartKind::Scan) hi = me() + 1;
-    if (r_.kind == PartKind::Exscan) hi = me();
-    if (hi <= lo || mine_ == 0) return;
-    const int p = parity();
-    const size_t total = static_cast<size_t>(total_) * size();
-    const size_t offset = static_cast<size_t>(first_) * size();
-    const size_t bytes = static_cast<size_t>(mine_) * size();
-    const size_t units = static_cast<size_t>(mine_) * r_.type->basic_count;
-    unsigned char* out = result_buffer(true);
-    ShmGroup& g = l_.group;
-    runtime::copy_bytes(out, g.staged(hi - 1, p, total) + offset, bytes);
-    for (int m = hi - 2; m >= lo; --m) kernel_(g.staged(m, p, total) + offset, out, units);
-    unload_result();
 }
 
 // My block of everyone's input, straight from their buffers (rank order).
@@ -225,7 +242,26 @@ std::unique_ptr<Steps> partial_steps(const Local& l, const Partial& r) {
 }
 
 void local_partial(const Local& l, const Partial& r) {
-    PartialSteps steps(l, r, staged_partial(r, l.size()));
+    const bool staged = staged_partial(r, l.size());
+    if (staged && l.size() > 1) {
+        // The steps' staged path, straight.
+        ShmGroup& g = l.group;
+        const uint64_t e = ++*l.episode;
+        const Share s = share_of(r, l.me, l.size());
+        const size_t bytes = static_cast<size_t>(s.total) * r.type->size;
+        wait_everyone(l, e - 1);
+        mpi::pack(r.sendbuf == MPI_IN_PLACE ? r.recvbuf : r.sendbuf, static_cast<size_t>(s.total),
+                  *r.type, 0, g.stage(l.me, static_cast<int>(e & 1), bytes), bytes);
+        g.publish(l.me, e);
+        if (r.kind == PartKind::ReduceScatter) {
+            wait_everyone(l, e);
+        } else {
+            g.wait_for(Need{e, 0, l.me});
+        }
+        fold_staged(g, static_cast<int>(e & 1), l.me, r, s, mpi::op_kernel(*r.op, *r.type));
+        return;
+    }
+    PartialSteps steps(l, r, staged);
     run_steps(l, steps);
 }
 
