@@ -166,7 +166,13 @@ void ShmGroup::wait_one(int k, uint64_t e) {
 }
 
 void ShmGroup::wait_all(uint64_t e) {
-    wait_for(Need{e, 0, size()});
+    // Members found ready stay ready: resume the scan where it stopped.
+    int next = 0;
+    const int n = size();
+    wait([&] {
+        while (next < n && at_least(next, e)) ++next;
+        return next == n;
+    });
 }
 
 void ShmGroup::wait_for(const Need& need) {
