@@ -3,18 +3,22 @@
  * (the I-call followed at once by MPI_Wait), by message size. A standard MPI
  * program: build it with any mpicc to compare.
  *   mpcrun -n 4 ./coll_bench [-ops barrier,allreduce,igather,...] [-min B] [-max B]
- *                            [-time S] [-iters N] [-reps R]
+ *                            [-sizes B1,B2,...] [-time S] [-iters N] [-reps R] [-sync 1]
  * Operations: barrier bcast reduce allreduce gather gatherv scatter scatterv
  * allgather allgatherv alltoall alltoallv alltoallw reduce_scatter
  * reduce_scatter_block scan exscan, and each with an "i" in front (ibarrier,
  * igather, ...); "all" (the default) is every one, "blocking" and
  * "nonblocking" the two halves. Sizes are powers of two from -min to -max
- * bytes (default 8 to 1 MiB) of one rank's block: what a rank sends to (or
+ * bytes (default 8 to 1 MiB; -sizes lists them instead) of one rank's block: what a rank sends to (or
  * receives from) one peer, the broadcast or reduced vector, a rank's part of
  * a Reduce_scatter. Roots are rank 0; the v and w forms move the same blocks
  * as the plain ones. Iterations per size are chosen so that a size takes
  * about -time seconds (default 0.2), unless -iters fixes them; with -reps R
- * each size is timed R times and the median printed. Buffers are
+ * each size is timed R times and the median printed. By default the calls
+ * follow each other (a rooted collective whose members need not wait for
+ * each other may then overlap the next call: throughput); with -sync 1 every
+ * call starts after a barrier and only the call is timed, as the OSU
+ * micro-benchmarks do (latency). Buffers are
  * MPI_DOUBLE (MPI_SUM for reductions) and the results of one call per size
  * are checked.
  *
@@ -162,11 +166,24 @@ static int check(int op, int n) {
     return ok;
 }
 
+static int sync_calls;
+
 static double timed(int op, int n, int iters) {
     MPI_Barrier(MPI_COMM_WORLD);
-    double start = MPI_Wtime();
-    for (int i = 0; i < iters; ++i) run_once(op, n);
-    double mine = (MPI_Wtime() - start) / iters, slowest = 0;
+    double mine = 0, slowest = 0;
+    if (sync_calls) {
+        for (int i = 0; i < iters; ++i) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            double start = MPI_Wtime();
+            run_once(op, n);
+            mine += MPI_Wtime() - start;
+        }
+        mine /= iters;
+    } else {
+        double start = MPI_Wtime();
+        for (int i = 0; i < iters; ++i) run_once(op, n);
+        mine = (MPI_Wtime() - start) / iters;
+    }
     MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     return slowest;
 }
@@ -183,6 +200,7 @@ int main(int argc, char** argv) {
     size_t min = 8, max = 1 << 20;
     double target = 0.2;
     int fixed_iters = 0, reps = 1, want[NOPS];
+    const char* size_list = NULL;
     for (int op = 0; op < NOPS; ++op) want[op] = 1;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "-min") == 0) min = (size_t)atol(argv[i + 1]);
@@ -190,6 +208,8 @@ int main(int argc, char** argv) {
         else if (strcmp(argv[i], "-time") == 0) target = atof(argv[i + 1]);
         else if (strcmp(argv[i], "-iters") == 0) fixed_iters = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "-reps") == 0) reps = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "-sync") == 0) sync_calls = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "-sizes") == 0) size_list = argv[i + 1];
         else if (strcmp(argv[i], "-ops") == 0) {
             const char* list = argv[i + 1];
             for (int op = 0; op < NOPS; ++op) {
@@ -206,6 +226,18 @@ int main(int argc, char** argv) {
     }
     if (min < 8) min = 8;
     if (reps < 1) reps = 1;
+    size_t sizes[64];
+    int nsizes = 0;
+    if (size_list) {
+        for (const char* p = size_list; p && *p && nsizes < 64; p = strchr(p, ',')) {
+            if (*p == ',') ++p;
+            const size_t b = (size_t)atol(p);
+            sizes[nsizes++] = b < 8 ? 8 : b;
+            if (b > max) max = b;
+        }
+    } else {
+        for (size_t b = min; b <= max && nsizes < 64; b *= 2) sizes[nsizes++] = b;
+    }
     const size_t max_elems = max / sizeof(double) > 0 ? max / sizeof(double) : 1;
     sendbuf = (double*)malloc(sizeof(double) * max_elems * (size_t)size);
     recvbuf = (double*)malloc(sizeof(double) * max_elems * (size_t)size);
@@ -220,15 +252,18 @@ int main(int argc, char** argv) {
     char version[MPI_MAX_LIBRARY_VERSION_STRING];
     int len;
     MPI_Get_library_version(version, &len);
-    if (rank == 0) printf("# coll_bench, %d ranks, %.60s\n# coll op bytes ranks latency_us iterations\n", size, version);
+    if (rank == 0)
+        printf("# coll_bench, %d ranks, %s, %.60s\n# coll op bytes ranks latency_us iterations\n", size,
+               sync_calls ? "each call after a barrier" : "calls back to back", version);
     int failures = 0;
     for (int op = 0; op < NOPS; ++op) {
         if (!want[op]) continue;
         char name[32];
         op_name(op, name);
-        for (size_t bytes = min; bytes <= max; bytes *= 2) {
+        for (int si = 0; si < nsizes; ++si) {
+            const size_t bytes = sizes[si];
             const int n = (int)(bytes / sizeof(double));
-            if (op % NKINDS == BARRIER && bytes > min) break;
+            if (op % NKINDS == BARRIER && si > 0) break;
             set_counts(n);
             int ok = check(op, n), all_ok = 0;
             MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
