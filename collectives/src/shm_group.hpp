@@ -52,11 +52,12 @@ inline constexpr size_t kInlineBytes = 1024;
 // readers copy out of) when it is small: one synchronisation, and the member
 // goes on without waiting for its readers. Larger data is read straight from
 // the member's buffers (one copy, but the member waits until everyone has
-// read). Data movement stages the blocks of up to kStageBlock bytes;
-// reductions (Reduce_scatter, Scan) whole vectors of up to kStageBytes.
-// Beyond kInlineBytes the staging memory is a buffer per member and parity,
-// grown on demand.
+// read). Data movement stages the blocks of up to kStageBlock bytes, at most
+// kStageTotal of them per member; reductions (Reduce_scatter, Scan) whole
+// vectors of up to kStageBytes. Beyond kInlineBytes the staging memory is a
+// buffer per member and parity, grown on demand.
 inline constexpr size_t kStageBlock = 16 * 1024;
+inline constexpr size_t kStageTotal = 128 * 1024;
 inline constexpr size_t kStageBytes = 64 * 1024;
 
 // Payloads up to this size share the progress line (one transfer, not two).

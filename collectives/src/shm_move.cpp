@@ -29,6 +29,11 @@ bool small(size_t bytes) {
     return bytes <= kStageBlock;
 }
 
+// n even blocks of `each` bytes, all staged by one member.
+bool stage_all(size_t each, int n) {
+    return small(each) && each * static_cast<size_t>(n) <= kStageTotal;
+}
+
 // What a member publishes for the blocks read straight from its buffers; it
 // lives as long as its steps, and the member waits for its readers.
 struct Record {
@@ -131,7 +136,9 @@ int episodes_of(const Local& l, MoveKind kind, const Movement& m, bool* staged_a
                 bytes = m.recv.bytes_of(0);
                 break;
         }
-        all = small(bytes);
+        // A Scatter's root and an Alltoall's members stage a block per member.
+        all = kind == MoveKind::Gather || kind == MoveKind::Allgather ? small(bytes)
+                                                                      : stage_all(bytes, l.size());
     }
     *staged_all = all;
     return all ? 1 : 2;
@@ -172,20 +179,19 @@ class MoveSteps final : public Steps {
     void own_copy(const Blocks& src, int from, int to) {
         if (!m_.in_place) note(move_block(src, from, m_.recv, to));
     }
-    // The blocks of `src` for the others of up to kStageBlock bytes, staged
-    // behind a header of offsets (varying sizes); member k's block `index`
-    // of those into my block `to`.
+    // Varying sizes: the blocks of `src` for the others of up to kStageBlock
+    // bytes (while they fit in kStageTotal) staged behind a header of
+    // offsets, the others left to be read straight (direct_); member k's
+    // block `index` into my block `to`, from its staging memory or its
+    // buffer, as its header says.
     void stage_varying(const Blocks& src);
-    void unstage_varying(int k, int index, int to);
-    bool any_direct(const Blocks& src) const {
-        for (int k = 0; k < n(); ++k)
-            if (k != me() && !small(src.bytes_of(k))) return true;
-        return false;
-    }
+    void take_varying(int k, int index, int to);
 
     const MoveKind kind_;
     Movement m_;
     const bool staged_all_;
+    bool direct_ = false;                 // some of my blocks are read from my buffers
+    const size_t* my_offsets_ = nullptr;  // my staged header (varying)
     Record record_;
     // Kept for a nonblocking call: the w form's displacements and types (the
     // binding's temporaries), references on the datatypes.
@@ -228,7 +234,7 @@ Need MoveSteps::needs(int k) const {
             return staged_all_ ? all(e) : all_but_me(e + 1);
         case MoveKind::Scatter:
             if (k == 0) return root() ? all(e - 1) : one(m_.root, e);
-            return root() && !staged_all_ && any_direct(m_.send) ? all(e + 1) : Need{};
+            return root() && direct_ ? all(e + 1) : Need{};
         case MoveKind::Allgather:
         case MoveKind::Alltoall:
             if (k == 0) return all(e - 1);
@@ -237,7 +243,7 @@ Need MoveSteps::needs(int k) const {
             if (staged_all_) return {};
             if (kind_ == MoveKind::Allgather)
                 return small(allgather_mine(me(), m_).bytes_of(0)) ? Need{} : all(e + 1);
-            return any_direct(m_.in_place ? m_.recv : m_.send) ? all(e + 1) : Need{};
+            return direct_ ? all(e + 1) : Need{};
     }
     return {};
 }
@@ -265,29 +271,47 @@ void MoveSteps::run(int k) {
 }
 
 void MoveSteps::stage_varying(const Blocks& src) {
-    if (!m_.varying) return;  // (even blocks too large to stage)
+    if (!m_.varying) {  // even blocks too large to stage
+        direct_ = src.bytes_of(0) > 0;
+        return;
+    }
     const int p = parity();
-    size_t bytes = 0;
-    for (int k = 0; k < n(); ++k)
-        if (k != me() && small(src.bytes_of(k))) bytes += src.bytes_of(k);
+    auto staged_size = [&, used = size_t{0}](int k) mutable -> size_t {
+        const size_t b = src.bytes_of(k);
+        if (k == me() || !small(b) || used + b > kStageTotal) return 0;
+        used += b;
+        return b;
+    };
     const size_t header = sizeof(size_t) * static_cast<size_t>(n() + 1);
-    unsigned char* out = g().grow_stage(me(), p, header + bytes);
-    auto* offsets = reinterpret_cast<size_t*>(out);
     size_t at = header;
+    std::vector<size_t> sizes(static_cast<size_t>(n()));
+    for (int k = 0; k < n(); ++k) {
+        sizes[static_cast<size_t>(k)] = staged_size(k);
+        at += sizes[static_cast<size_t>(k)];
+        if (k != me() && src.bytes_of(k) > 0 && sizes[static_cast<size_t>(k)] == 0) direct_ = true;
+    }
+    unsigned char* out = g().grow_stage(me(), p, at);
+    auto* offsets = reinterpret_cast<size_t*>(out);
+    at = header;
     for (int k = 0; k < n(); ++k) {
         offsets[k] = at;
-        if (k != me() && small(src.bytes_of(k))) at += src.bytes_of(k);
+        at += sizes[static_cast<size_t>(k)];
     }
     offsets[n()] = at;
+    my_offsets_ = offsets;
     const Blocks staged = Blocks::packed_at(out, offsets);
     for (int k = 0; k < n(); ++k)
-        if (k != me() && small(src.bytes_of(k))) move_block(src, k, staged, k);
+        if (sizes[static_cast<size_t>(k)] > 0) move_block(src, k, staged, k);
 }
 
-void MoveSteps::unstage_varying(int k, int index, int to) {
+void MoveSteps::take_varying(int k, int index, int to) {
     const unsigned char* in = g().member(k).stage[parity()];
-    note(
-        move_block(Blocks::packed_at(in, reinterpret_cast<const size_t*>(in)), index, m_.recv, to));
+    const auto* offsets = reinterpret_cast<const size_t*>(in);
+    if (offsets[index + 1] > offsets[index]) {
+        note(move_block(Blocks::packed_at(in, offsets), index, m_.recv, to));
+    } else if (m_.recv.bytes_of(to) > 0) {
+        note(move_block(record_of(k).send, index, m_.recv, to));
+    }
 }
 
 void MoveSteps::gather(int k) {
@@ -336,8 +360,8 @@ void MoveSteps::scatter(int k) {
     }
     if (staged_all_) {
         scatter_collect(side, m_);
-    } else if (small(m_.recv.bytes_of(0))) {
-        unstage_varying(r, me(), 0);
+    } else if (m_.varying) {
+        take_varying(r, me(), 0);
     } else {
         note(move_block(record_of(r).send, me(), m_.recv, 0));
     }
@@ -387,18 +411,22 @@ void MoveSteps::alltoall(int k) {
         const Blocks& source = m_.in_place ? m_.recv : m_.send;
         stage_varying(source);
         record_.send = source;
-        if (m_.in_place && any_direct(source)) {
+        if (m_.in_place && direct_) {
+            // (the blocks not staged: all of them with even sizes)
+            auto direct = [&](int m) {
+                return m != me() && (!my_offsets_ || my_offsets_[m + 1] == my_offsets_[m]);
+            };
             copy_offsets_.resize(static_cast<size_t>(n() + 1));
             size_t at = 0;
             for (int m = 0; m < n(); ++m) {
                 copy_offsets_[static_cast<size_t>(m)] = at;
-                if (m != me() && !small(source.bytes_of(m))) at += source.bytes_of(m);
+                if (direct(m)) at += source.bytes_of(m);
             }
             copy_offsets_[static_cast<size_t>(n())] = at;
             copy_.reset(new unsigned char[std::max<size_t>(at, 1)]);
             record_.send = Blocks::packed_at(copy_.get(), copy_offsets_.data());
             for (int m = 0; m < n(); ++m)
-                if (m != me() && !small(source.bytes_of(m))) move_block(source, m, record_.send, m);
+                if (direct(m)) move_block(source, m, record_.send, m);
         }
         publish_record();
         publish(e_);
@@ -409,8 +437,8 @@ void MoveSteps::alltoall(int k) {
     if (staged_all_) return alltoall_collect(side, m_);
     for (int j = 1; j < n(); ++j) {
         const int m = (me() + j) % n();
-        if (small(m_.recv.bytes_of(m))) {
-            unstage_varying(m, me(), m);
+        if (m_.varying) {
+            take_varying(m, me(), m);
         } else {
             note(move_block(record_of(m).send, me(), m_.recv, m));
         }
