@@ -270,8 +270,16 @@ int main(int argc, char** argv) {
             if (!all_ok) ++failures;
             int iters = fixed_iters;
             if (iters <= 0) {
-                /* Calibrate on a few calls; everyone takes rank 0's count. */
-                double t = timed(op, n, 10);
+                /* Calibrate on calls that take at least a tenth of the target
+                 * (a few calls can fall in a quiet moment of a busy machine);
+                 * everyone takes rank 0's count. */
+                double t = 0;
+                for (int k = 10; k <= 100000; k *= 4) {
+                    t = timed(op, n, k);
+                    int enough = t * k >= target / 10;
+                    MPI_Bcast(&enough, 1, MPI_INT, 0, MPI_COMM_WORLD);
+                    if (enough) break;
+                }
                 iters = t > 0 ? (int)(target / t) : 1000;
                 if (iters < 10) iters = 10;
                 if (iters > 200000) iters = 200000;
