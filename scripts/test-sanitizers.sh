@@ -54,6 +54,8 @@ coll_nonblocking n4
 coll_userop n3
 coll_shm n4
 coll_shm N3 collaborative
+coll_shm_move n4
+coll_shm_move N2 thread
 comm_idup n4
 comm_idup N2 thread
 images per_rank n16 c2
