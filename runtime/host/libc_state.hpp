@@ -12,11 +12,14 @@
 //    glibc's is one per process (rand, strtok, localtime's buffer, ...): it is
 //    the state the program's constructors and libc see. Where glibc's state
 //    is per thread (strerror's, inet_ntoa's buffers) every rank has its own,
-//    since the ranks of a core share its thread.
+//    since the ranks of a core share its thread; getopt's is out of reach, so
+//    every rank runs our parser.
 //  - Outside ranks (the runtime's threads, before and after the ranks) every
 //    call goes to libc unchanged.
-//  - Never switches fibers or blocks: nothing here may let another rank of the
-//    core run in the middle of a call.
+//  - Never switches fibers (a name service lookup may block its core, as any
+//    system call does): no other rank of the core runs in the middle of a
+//    call, so a rank's state needs a lock only against its own threads.
+//  - Wrappers that sanitizer runtimes call while starting are MPC_EARLY.
 #pragma once
 
 #include <dlfcn.h>
