@@ -33,7 +33,10 @@ rt::Cvar fixed(const char* name, const char* desc, rt::Verbosity verbosity, T va
 
 std::string core_list(const std::vector<int>& cores) {
     std::string s;
-    for (int c : cores) s += (s.empty() ? "" : ",") + std::to_string(c);
+    for (int c : cores) {
+        if (!s.empty()) s += ',';
+        s += std::to_string(c);
+    }
     return s;
 }
 

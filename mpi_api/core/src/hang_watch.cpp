@@ -26,6 +26,7 @@
 #include "runtime/env.hpp"
 #include "runtime/log.hpp"
 #include "runtime/sync.hpp"
+#include "runtime/tools.hpp"
 
 namespace mpc::mpi {
 
@@ -358,6 +359,9 @@ void hang_watch_start() {
     if (timeout_s <= 0 || g_thread.joinable()) return;
     if (pipe2(g_pipe, O_CLOEXEC) != 0) runtime::fatal("MPC_HANG_TIMEOUT: cannot create a pipe");
     g_hang_watch.store(true);
+    // Polls are counted while the transport gate is open (one test on the
+    // fast paths for both): the watchdog holds it open.
+    runtime::tools::g_transport.open();
     struct sigaction sa {};
     sa.sa_handler = on_sigterm;
     sa.sa_flags = SA_RESTART;
@@ -377,6 +381,7 @@ void hang_watch_stop() {
     close(g_pipe[1]);
     g_pipe[0] = g_pipe[1] = -1;
     g_hang_watch.store(false);
+    runtime::tools::g_transport.close();
 }
 
 }  // namespace mpc::mpi

@@ -489,8 +489,6 @@ bool drain(RankState* r, bool owner) {
         r->match.lock.lock();
     else if (!r->match.lock.try_lock())
         return false;
-    if (!owner && runtime::tools::g_transport.on())
-        r->transport.stolen.fetch_add(1, std::memory_order_relaxed);
     if (Request* q = receive_in_place(r, nullptr)) {
         r->match.lock.unlock();
         complete(q);

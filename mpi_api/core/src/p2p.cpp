@@ -23,6 +23,14 @@ namespace {
 
 const RemoteTransport* g_remote = nullptr;
 
+// A send done at once, counted (the transport gate is open: MPI_T, MPC_STATS
+// or the hang watch). Out of line: the fast path only tests the gate.
+__attribute__((noinline)) void counted_send(RankState* from, bool slot, size_t bytes) {
+    from->transport.count(slot ? TransportCounters::IntraSlot : TransportCounters::IntraCell,
+                          bytes);
+    if (hang_watch_on()) from->completions.fetch_add(1, std::memory_order_relaxed);
+}
+
 }  // namespace
 
 size_t receive_capacity(const Request* r) {
@@ -87,10 +95,7 @@ bool p2p_send_now(Comm* c, int dest, int tag, const void* buf, int count, const 
     if (!d) return false;
     const bool slot = intranode::send_eager(d, Envelope{c->context, c->rank, tag}, buf,
                                             static_cast<size_t>(count), type, bytes);
-    if (runtime::tools::g_transport.on())
-        c->owner->transport.count(
-            slot ? TransportCounters::IntraSlot : TransportCounters::IntraCell, bytes);
-    if (hang_watch_on()) c->owner->completions.fetch_add(1, std::memory_order_relaxed);
+    if (__builtin_expect(runtime::tools::g_transport.on(), 0)) counted_send(c->owner, slot, bytes);
     return true;
 }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <mutex>
+#include <unordered_map>
 
 namespace mpc::runtime::tools {
 
@@ -18,6 +19,9 @@ struct Registry {
     std::mutex mutex;
     std::vector<std::shared_ptr<const Cvar>> cvars;
     std::vector<std::shared_ptr<const Pvar>> pvars;
+    // Indices by name (pvars: name and class): a thousand registrations at
+    // start-up, and every get_index, without a scan.
+    std::unordered_map<std::string, int> cvar_index, pvar_index;
     std::vector<Category> categories;
     std::vector<std::unique_ptr<Enumeration>> enumerations;
     int stamp = 0;
@@ -52,18 +56,24 @@ int category_locked(Registry& r, const std::string& name) {
     return static_cast<int>(r.categories.size()) - 1;
 }
 
+std::string pvar_key(const std::string& name, Class c) {
+    return name + '#' + std::to_string(static_cast<int>(c));
+}
+
 template <class V>
-int add_variable(Registry& r, std::vector<std::shared_ptr<const V>>& table, V v,
-                 std::vector<int> Category::*members, bool (*same)(const V&, const V&)) {
+int add_variable(Registry& r, std::vector<std::shared_ptr<const V>>& table,
+                 std::unordered_map<std::string, int>& by_key, const std::string& key, V v,
+                 std::vector<int> Category::*members) {
     std::lock_guard<std::mutex> g(r.mutex);
-    for (size_t i = 0; i < table.size(); ++i) {
-        if (!same(*table[i], v)) continue;
+    if (auto it = by_key.find(key); it != by_key.end()) {
         // Same name: keep the index (and the category it was listed in).
+        const auto i = static_cast<size_t>(it->second);
         v.category = table[i]->category;
         table[i] = std::make_shared<const V>(std::move(v));
-        return static_cast<int>(i);
+        return it->second;
     }
     const int index = static_cast<int>(table.size());
+    by_key.emplace(key, index);
     if (!v.category.empty()) {
         const int c = category_locked(r, v.category);
         (r.categories[static_cast<size_t>(c)].*members).push_back(index);
@@ -77,16 +87,14 @@ int add_variable(Registry& r, std::vector<std::shared_ptr<const V>>& table, V v,
 
 int add_cvar(Cvar v) {
     Registry& r = registry();
-    return add_variable<Cvar>(r, r.cvars, std::move(v), &Category::cvars,
-                              [](const Cvar& a, const Cvar& b) { return a.name == b.name; });
+    const std::string key = v.name;
+    return add_variable<Cvar>(r, r.cvars, r.cvar_index, key, std::move(v), &Category::cvars);
 }
 
 int add_pvar(Pvar v) {
     Registry& r = registry();
-    return add_variable<Pvar>(r, r.pvars, std::move(v), &Category::pvars,
-                              [](const Pvar& a, const Pvar& b) {
-                                  return a.name == b.name && a.var_class == b.var_class;
-                              });
+    const std::string key = pvar_key(v.name, v.var_class);
+    return add_variable<Pvar>(r, r.pvars, r.pvar_index, key, std::move(v), &Category::pvars);
 }
 
 int add_category(const std::string& name, const std::string& desc, const std::string& parent) {
@@ -157,18 +165,15 @@ bool category(int index, Category* out) {
 int find_cvar(const std::string& name) {
     Registry& r = registry();
     std::lock_guard<std::mutex> g(r.mutex);
-    for (size_t i = 0; i < r.cvars.size(); ++i)
-        if (r.cvars[i]->name == name) return static_cast<int>(i);
-    return -1;
+    auto it = r.cvar_index.find(name);
+    return it == r.cvar_index.end() ? -1 : it->second;
 }
 
 int find_pvar(const std::string& name, Class var_class) {
     Registry& r = registry();
     std::lock_guard<std::mutex> g(r.mutex);
-    for (size_t i = 0; i < r.pvars.size(); ++i)
-        if (r.pvars[i]->name == name && r.pvars[i]->var_class == var_class)
-            return static_cast<int>(i);
-    return -1;
+    auto it = r.pvar_index.find(pvar_key(name, var_class));
+    return it == r.pvar_index.end() ? -1 : it->second;
 }
 
 int find_category(const std::string& name) {

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "mpi_api/progress_engine.hpp"
 #include "mpi_api/rank.hpp"
 #include "runtime/sync.hpp"
 #include "runtime/tools.hpp"
@@ -30,8 +31,13 @@ inline constexpr int64_t kThreadParkNs = 1'000'000;
 // network work, its operations in progress, and others' when collaborative).
 bool poll_current();
 // The same for a rank already known (me may be null: not a rank's thread);
-// steal=false leaves the others' work alone this time.
-bool poll_rank(RankState* me, bool steal = true);
+// steal=false leaves the others' work alone this time. Polls are counted
+// while the transport gate is open (MPI_T, MPC_STATS, the hang watch).
+inline bool poll_rank(RankState* me, bool steal = true) {
+    if (__builtin_expect(runtime::tools::g_transport.on(), 0) && me)
+        me->polls.fetch_add(1, std::memory_order_relaxed);
+    return poll(me ? me->local_index : -1, steal);
+}
 
 // A waiting rank starts serving the other ranks of its node process after this
 // long. A short wait (a ping-pong's) is better spent on its own messages only:
@@ -55,22 +61,21 @@ inline void progress_for_test() {
     if (sched::others_runnable()) sched::yield();
 }
 
-// Counts one wait of a rank and its length (TransportCounters) when the
-// transport gate is open as it starts; costs a load otherwise.
+// Counts one wait of the calling rank and its length (TransportCounters)
+// when the transport gate is open as it starts; costs a load otherwise.
 class WaitRecord {
   public:
-    explicit WaitRecord(RankState* me)
-        : me_(runtime::tools::g_transport.on() ? me : nullptr),
-          start_(me_ ? runtime::now_ns() : 0) {}
+    WaitRecord() : start_(runtime::tools::g_transport.on() ? started() : 0) {}
     ~WaitRecord() {
-        if (me_) finish();
+        if (start_) finish();
     }
     WaitRecord(const WaitRecord&) = delete;
     WaitRecord& operator=(const WaitRecord&) = delete;
 
   private:
+    // Out of line: the waits of every MPI call inline this constructor.
+    static int64_t started();
     void finish();
-    RankState* me_;
     int64_t start_;
 };
 
@@ -78,9 +83,8 @@ class WaitRecord {
 // done() becomes true; disarm(w) undoes it. Both may be called several times.
 template <class Done, class Arm, class Disarm>
 void block_until(Done&& done, Arm&& arm, Disarm&& disarm) {
+    const WaitRecord record;
     RankState* const me = current_rank();
-    const WaitRecord record(me);
-    const int64_t spin_ns = g_wait_spin_ns.load(std::memory_order_relaxed);
     int64_t start = -1;
     bool steal = false;
     for (unsigned spins = 0;; ++spins) {
@@ -95,7 +99,7 @@ void block_until(Done&& done, Arm&& arm, Disarm&& disarm) {
             int64_t now = runtime::now_ns();
             if (start < 0) start = now;
             steal = now - start >= kStealAfterNs;
-            if (now - start >= spin_ns) {
+            if (now - start >= g_wait_spin_ns.load(std::memory_order_relaxed)) {
                 sched::Waiter* w = sched::current_waiter();
                 arm(w);
                 Doorbell::Entry bell;
