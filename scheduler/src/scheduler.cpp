@@ -123,9 +123,15 @@ void yield(bool poll_first) {
 
 namespace {
 std::atomic<bool> g_shared_cores{false};
+std::atomic<int> g_guest_threads{0};
 }  // namespace
 
-bool cores_shared() { return g_shared_cores.load(std::memory_order_relaxed); }
+bool cores_shared() {
+    return g_shared_cores.load(std::memory_order_relaxed) ||
+           g_guest_threads.load(std::memory_order_relaxed) > 0;
+}
+
+void guest_threads_add(int delta) { g_guest_threads.fetch_add(delta, std::memory_order_relaxed); }
 
 bool others_runnable() {
     Vp* vp = tl_vp;

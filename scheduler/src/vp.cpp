@@ -1,5 +1,6 @@
 #include "vp.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -132,6 +133,7 @@ void Vp::run_loop() {
     if (sched_->options().bind) runtime::Topology::instance().bind_thread_to_core(core_);
     if (sched_->options().on_vp_start) sched_->options().on_vp_start(index_);
     const int64_t spin_ns = sched_->options().idle_spin_ns;
+    const int64_t shared_spin_ns = std::min(spin_ns, sched_->options().shared_idle_spin_ns);
     int64_t idle_since = -1;
     for (;;) {
         if (Task* next = pick_next()) {
@@ -147,7 +149,7 @@ void Vp::run_loop() {
         int64_t now = runtime::now_ns();
         if (idle_since < 0) {
             idle_since = now;
-        } else if (now - idle_since > spin_ns) {
+        } else if (now - idle_since > (cores_shared() ? shared_spin_ns : spin_ns)) {
             sleep();
             idle_since = -1;
         } else {

@@ -17,6 +17,10 @@ namespace mpc::mpi {
 
 // How long a waiting rank polls before it parks (MPC_WAIT_SPIN, default 50us).
 extern int64_t g_wait_spin_ns;
+// How long it polls at most while the VPs share their cores (with each other,
+// or with threads the ranks created): spinning then keeps the core from the
+// thread that would end the wait.
+inline constexpr int64_t kSharedWaitSpinNs = 5000;
 // How long a thread a rank created (not a fiber) stays parked before it polls
 // again. Network completions ring no doorbell until someone polls the
 // network, and when the rank's own tasks are blocked (in pthread_join, say)
@@ -71,7 +75,8 @@ void block_until(Done&& done, Arm&& arm, Disarm&& disarm) {
             int64_t now = runtime::now_ns();
             if (start < 0) start = now;
             steal = now - start >= kStealAfterNs;
-            if (now - start >= g_wait_spin_ns) {
+            if (now - start >= g_wait_spin_ns ||
+                (now - start >= kSharedWaitSpinNs && sched::cores_shared())) {
                 sched::Waiter* w = sched::current_waiter();
                 arm(w);
                 Doorbell::Entry bell;
