@@ -22,6 +22,27 @@ int check_subgroup(const Comm* c, const GroupData& g) {
     return MPI_SUCCESS;
 }
 
+// The info hints a communicator keeps: MPI_Comm_get_info returns "the hints
+// actually used by the system" (MPI 3.1 section 6.4.4), so a key nobody
+// defined is dropped, not echoed. The assertions MPI 4.0 defines for
+// communicators are the keys kept (a program may rely on none of them:
+// ignoring one changes nothing), with the values "true" or "false".
+bool is_comm_hint(const std::string& key, const std::string& value) {
+    static const char* const kKeys[] = {"mpi_assert_no_any_tag", "mpi_assert_no_any_source",
+                                        "mpi_assert_exact_length",
+                                        "mpi_assert_allow_overtaking"};
+    if (value != "true" && value != "false") return false;
+    for (const char* k : kKeys)
+        if (key == k) return true;
+    return false;
+}
+
+void keep_hints(Comm* c, const Info* i) {
+    if (!i) return;
+    for (const auto& [k, v] : i->entries)
+        if (is_comm_hint(k, v)) c->hints[k] = v;
+}
+
 MPI_Comm handle_of(const Comm* c) {
     return c ? c->handle : MPI_COMM_NULL;
 }
@@ -90,8 +111,7 @@ int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
     MPC_TRY(c, check_info_arg(info, &i));
     MPC_TRY(c, comm_dup(c, &n));
     n->hints.clear();
-    if (i)
-        for (const auto& [k, v] : i->entries) n->hints[k] = v;
+    keep_hints(n, i);
     *newcomm = handle_of(n);
     return MPI_SUCCESS;
 }
@@ -288,8 +308,7 @@ int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info) {
     Info* i = nullptr;
     if (int e = check_comm(comm, &c)) return raise(nullptr, e);
     MPC_TRY(c, check_info_arg(info, &i));
-    if (i)
-        for (const auto& [k, v] : i->entries) c->hints[k] = v;
+    keep_hints(c, i);
     return MPI_SUCCESS;
 }
 
