@@ -88,12 +88,53 @@ void wait_any_of(const Collected& rs) {
                 });
 }
 
+// The requests' own codes, for the MPI_ERROR fields of an array of statuses:
+// written only when the call returns MPI_ERR_IN_STATUS, then in every status
+// it returns (MPI_SUCCESS for the requests that did not fail).
+class Codes {
+public:
+    explicit Codes(int count) : codes_(static_cast<size_t>(count), MPI_SUCCESS) {}
+    void note(int i, int code, Comm* c) {
+        codes_[static_cast<size_t>(i)] = code;
+        if (code != MPI_SUCCESS) failed_on_ = c, failed_ = true;
+    }
+    // MPI_SUCCESS, or MPI_ERR_IN_STATUS raised with the fields of the first n
+    // statuses written.
+    int result(MPI_Status* statuses, int n) const {
+        if (!failed_) return MPI_SUCCESS;
+        if (!ignore(statuses))
+            for (int i = 0; i < n; ++i) statuses[i].MPI_ERROR = codes_[static_cast<size_t>(i)];
+        return raise(failed_on_, MPI_ERR_IN_STATUS);
+    }
+
+private:
+    std::vector<int> codes_;
+    Comm* failed_on_ = nullptr;
+    bool failed_ = false;
+};
+
 // Waitall/Testall epilogue: statuses out, requests finished; MPI_ERR_IN_STATUS
 // when any failed.
 int finish_all(int count, MPI_Request* reqs, const Collected& rs,
                MPI_Status* statuses) {
     bool failed = false;
-    Comm* comm = nullptr;
+    for (int i = 0; i < count && !failed; ++i) {
+        const Request* r = rs[static_cast<size_t>(i)];
+        failed = r && r->status.MPI_ERROR != MPI_SUCCESS;
+    }
+    if (!failed) {
+        // The common case: no error to record.
+        for (int i = 0; i < count; ++i) {
+            Request* r = rs[static_cast<size_t>(i)];
+            MPI_Status* st = ignore(statuses) ? MPI_STATUS_IGNORE : &statuses[i];
+            if (r)
+                finish_request(r, &reqs[i], st);
+            else
+                set_empty_status(st);
+        }
+        return MPI_SUCCESS;
+    }
+    Codes codes(count);
     for (int i = 0; i < count; ++i) {
         Request* r = rs[static_cast<size_t>(i)];
         MPI_Status* st = ignore(statuses) ? MPI_STATUS_IGNORE : &statuses[i];
@@ -102,18 +143,9 @@ int finish_all(int count, MPI_Request* reqs, const Collected& rs,
             continue;
         }
         Comm* c = r->comm;
-        if (finish_request(r, &reqs[i], st) != MPI_SUCCESS) {
-            failed = true;
-            comm = c;
-        }
+        codes.note(i, finish_request(r, &reqs[i], st), c);
     }
-    if (failed) {
-        if (!ignore(statuses))
-            for (int i = 0; i < count; ++i)
-                if (!rs[static_cast<size_t>(i)]) statuses[i].MPI_ERROR = MPI_SUCCESS;
-        return raise(comm, MPI_ERR_IN_STATUS);
-    }
-    return MPI_SUCCESS;
+    return codes.result(statuses, count);
 }
 
 }  // namespace
@@ -258,21 +290,17 @@ static int some(int incount, MPI_Request* reqs, int* outcount, int* indices,
         if (!any_done) progress_for_test();
     }
     int n = 0;
-    bool failed = false;
-    Comm* comm = nullptr;
+    Codes codes(incount);
     for (int i = 0; i < incount; ++i) {
         Request* r = rs[static_cast<size_t>(i)];
         if (!r || !r->is_complete()) continue;
         MPI_Status* st = ignore(statuses) ? MPI_STATUS_IGNORE : &statuses[n];
         Comm* c = r->comm;
-        if (finish_request(r, &reqs[i], st) != MPI_SUCCESS) {
-            failed = true;
-            comm = c;
-        }
+        codes.note(n, finish_request(r, &reqs[i], st), c);
         indices[n++] = i;
     }
     *outcount = n;
-    return failed ? raise(comm, MPI_ERR_IN_STATUS) : MPI_SUCCESS;
+    return codes.result(statuses, n);
 }
 
 int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int* outcount,
@@ -312,7 +340,7 @@ int PMPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) 
     }
     if (!r->is_complete()) progress_for_test();
     *flag = r->is_complete();
-    if (*flag && !ignore(status)) *status = r->status;
+    if (*flag) status_out(status, r->status);
     return MPI_SUCCESS;
 }
 
