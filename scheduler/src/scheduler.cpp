@@ -1,5 +1,7 @@
 #include "scheduler/scheduler.hpp"
 
+#include <sched.h>
+
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -136,6 +138,10 @@ void guest_threads_add(int delta) { g_guest_threads.fetch_add(delta, std::memory
 bool others_runnable() {
     Vp* vp = tl_vp;
     return vp && vp->has_runnable();
+}
+
+void relax() {
+    if (!tl_vp && cores_shared()) sched_yield();
 }
 
 void poll() {

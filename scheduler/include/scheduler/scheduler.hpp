@@ -148,6 +148,11 @@ void park_for(int64_t timeout_ns);
 void yield(bool poll = true);
 // True when another task of the caller's VP is ready to run.
 bool others_runnable();
+// For a caller that found nothing to do and will look again (MPI_Test in a
+// loop): an OS thread that is no task gives its core to the kernel's other
+// threads while VPs share cores (spinning threads of a rank would otherwise
+// starve the ones they wait for); nothing for tasks, or on cores of our own.
+void relax();
 // True when VPs share cores (Options::shared_cores), or while threads that are
 // no VPs run beside them (guest_threads_add): a thread that spins then
 // keeps the core from the one that would end its wait (a VP holding the

@@ -50,10 +50,12 @@ void disarm_doorbell(Doorbell::Entry* entry);
 // What a test (MPI_Test*, MPI_Iprobe, ...) that found nothing done does before
 // it looks again: lets the other tasks of the caller's VP run, since the rank it
 // waits for may be one of them (a rank spinning on MPI_Test would otherwise
-// starve the ranks sharing its VP forever), or polls when none is runnable.
+// starve the ranks sharing its VP forever), or polls when none is runnable
+// (and, on a thread of the rank's own, lets the kernel run another).
 inline void progress_for_test() {
     poll_current();
     if (sched::others_runnable()) sched::yield();
+    else sched::relax();
 }
 
 // Waits until done(). arm(w) must arrange for w->unpark() to be called after
