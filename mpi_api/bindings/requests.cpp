@@ -37,7 +37,26 @@ bool request_inactive(MPI_Request handle, Request* r) {
     return handle == MPI_REQUEST_NULL || (r && r->persistent && !r->active);
 }
 
+int grequest_query(Request* r, MPI_Status* status) {
+    // query_fn always gets a status to fill, even for MPI_STATUS_IGNORE.
+    MPI_Status s;
+    set_empty_status(&s);
+    const int err = r->query_fn ? r->query_fn(r->extra_state, &s) : MPI_SUCCESS;
+    status_out(status, s);
+    return err;
+}
+
 int finish_request(Request* r, MPI_Request* handle, MPI_Status* status) {
+    if (r->kind == Request::Kind::Generalized) {
+        // The user's callbacks make its status, then clean up (MPI 3.1
+        // section 12.2): the first error of the two is the call's.
+        int err = grequest_query(r, status);
+        const int freed = grequest_free(r);
+        if (err == MPI_SUCCESS) err = freed;
+        request_release(r);
+        *handle = MPI_REQUEST_NULL;
+        return err;
+    }
     int err = r->status.MPI_ERROR;
     status_out(status, r->status);
     if (r->persistent) {

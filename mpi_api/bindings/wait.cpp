@@ -90,25 +90,34 @@ void wait_any_of(const Collected& rs) {
 
 // The requests' own codes, for the MPI_ERROR fields of an array of statuses:
 // written only when the call returns MPI_ERR_IN_STATUS, then in every status
-// it returns (MPI_SUCCESS for the requests that did not fail).
+// it returns (MPI_SUCCESS for the requests that did not fail). Kept only once
+// one failed: the common call allocates nothing.
 class Codes {
 public:
-    explicit Codes(int count) : codes_(static_cast<size_t>(count), MPI_SUCCESS) {}
     void note(int i, int code, Comm* c) {
-        codes_[static_cast<size_t>(i)] = code;
-        if (code != MPI_SUCCESS) failed_on_ = c, failed_ = true;
+        if (code == MPI_SUCCESS) {
+            if (!codes_.empty()) codes_.push_back(MPI_SUCCESS);
+            return;
+        }
+        if (codes_.empty()) codes_.assign(static_cast<size_t>(i), MPI_SUCCESS);
+        codes_.push_back(code);
+        if (!failed_on_) failed_on_ = c;
+        failed_ = true;
     }
     // MPI_SUCCESS, or MPI_ERR_IN_STATUS raised with the fields of the first n
     // statuses written.
     int result(MPI_Status* statuses, int n) const {
         if (!failed_) return MPI_SUCCESS;
         if (!ignore(statuses))
-            for (int i = 0; i < n; ++i) statuses[i].MPI_ERROR = codes_[static_cast<size_t>(i)];
+            for (int i = 0; i < n; ++i)
+                statuses[i].MPI_ERROR =
+                    static_cast<size_t>(i) < codes_.size() ? codes_[static_cast<size_t>(i)]
+                                                            : MPI_SUCCESS;
         return raise(failed_on_, MPI_ERR_IN_STATUS);
     }
 
 private:
-    std::vector<int> codes_;
+    std::vector<int> codes_;  // empty until a failure
     Comm* failed_on_ = nullptr;
     bool failed_ = false;
 };
@@ -117,29 +126,13 @@ private:
 // when any failed.
 int finish_all(int count, MPI_Request* reqs, const Collected& rs,
                MPI_Status* statuses) {
-    bool failed = false;
-    for (int i = 0; i < count && !failed; ++i) {
-        const Request* r = rs[static_cast<size_t>(i)];
-        failed = r && r->status.MPI_ERROR != MPI_SUCCESS;
-    }
-    if (!failed) {
-        // The common case: no error to record.
-        for (int i = 0; i < count; ++i) {
-            Request* r = rs[static_cast<size_t>(i)];
-            MPI_Status* st = ignore(statuses) ? MPI_STATUS_IGNORE : &statuses[i];
-            if (r)
-                finish_request(r, &reqs[i], st);
-            else
-                set_empty_status(st);
-        }
-        return MPI_SUCCESS;
-    }
-    Codes codes(count);
+    Codes codes;
     for (int i = 0; i < count; ++i) {
         Request* r = rs[static_cast<size_t>(i)];
         MPI_Status* st = ignore(statuses) ? MPI_STATUS_IGNORE : &statuses[i];
         if (!r) {
             set_empty_status(st);
+            codes.note(i, MPI_SUCCESS, nullptr);
             continue;
         }
         Comm* c = r->comm;
@@ -290,7 +283,7 @@ static int some(int incount, MPI_Request* reqs, int* outcount, int* indices,
         if (!any_done) progress_for_test();
     }
     int n = 0;
-    Codes codes(incount);
+    Codes codes;
     for (int i = 0; i < incount; ++i) {
         Request* r = rs[static_cast<size_t>(i)];
         if (!r || !r->is_complete()) continue;
@@ -322,10 +315,15 @@ int PMPI_Request_free(MPI_Request* request) {
     Request* r;
     if (int e = lookup(*request, &r)) return raise(nullptr, e);
     if (!r) return raise(nullptr, make_error(MPI_ERR_REQUEST, "MPI_REQUEST_NULL passed"));
-    // Pending requests are recycled by whoever completes them.
-    if (!r->mark_user_freed()) request_release(r);
+    // Pending requests are recycled by whoever completes them (a generalized
+    // one's free_fn runs then, in MPI_Grequest_complete).
+    int err = MPI_SUCCESS;
+    if (!r->mark_user_freed()) {
+        err = grequest_free(r);
+        request_release(r);
+    }
     *request = MPI_REQUEST_NULL;
-    return MPI_SUCCESS;
+    return raise(nullptr, err);
 }
 
 int PMPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
@@ -340,7 +338,9 @@ int PMPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) 
     }
     if (!r->is_complete()) progress_for_test();
     *flag = r->is_complete();
-    if (*flag) status_out(status, r->status);
+    if (!*flag) return MPI_SUCCESS;
+    if (r->kind == Request::Kind::Generalized) return raise(r->comm, grequest_query(r, status));
+    status_out(status, r->status);
     return MPI_SUCCESS;
 }
 
@@ -355,6 +355,11 @@ int PMPI_Cancel(MPI_Request* request) {
     if (r->kind == Request::Kind::Collective)
         return raise(r->comm, make_error(MPI_ERR_REQUEST,
                                          "a nonblocking collective operation cannot be cancelled"));
+    // A generalized request's cancel_fn is told whether it completed already.
+    if (r->kind == Request::Kind::Generalized) {
+        if (!r->cancel_fn) return MPI_SUCCESS;
+        return raise(r->comm, r->cancel_fn(r->extra_state, r->is_complete()));
+    }
     // Receives that have not matched are cancelled; a send, once started, is
     // delivered (the standard allows a cancel to fail: Test_cancelled says false).
     if (r->kind == Request::Kind::Recv && !r->is_complete()) p2p_cancel_recv(r);

@@ -99,6 +99,10 @@ Request* request_lookup(MPI_Request handle);
 // for diagnostics only (fields of requests in use may change meanwhile).
 void request_for_each_live(void (*fn)(Request* r, void* ctx), void* ctx);
 void request_release(Request* r);
+// A generalized request's free_fn (MPI_Grequest_start), at most once per
+// request: its return code, MPI_SUCCESS for other requests or when it ran.
+// request_release calls it if nobody did before.
+int grequest_free(Request* r);
 
 // Blocks the caller (yielding its VP, polling progress) until r completes.
 void wait_complete(Request* r);
