@@ -116,6 +116,10 @@ def mpif_h(consts, fns):
             for prefix in ("MPI", "PMPI"):
                 lines.append(fixed(f"{fm.FORTRAN_TYPES[fn.ret]} {prefix}_{fn.name.upper()}"))
                 lines.append(fixed(f"EXTERNAL {prefix}_{fn.name.upper()}"))
+    # MPI_SIZEOF's generic, as in the module (gfortran takes an interface
+    # block in an included file, in fixed and free form alike).
+    lines.append("! MPI_SIZEOF(X, SIZE, IERROR): X of any intrinsic type and rank.")
+    lines += [fixed(l.strip()) for l in sizeof_interface()]
     return "\n".join(lines) + "\n"
 
 
@@ -181,6 +185,7 @@ def mpi_f90(consts, fns):
             lines += interface(fn, "PMPI")
     lines.append("  end interface")
     lines += sizeof_interface()
+    lines += sync_reg_interface()
     lines.append("end module mpi")
     return "\n".join(lines) + "\n"
 
@@ -210,6 +215,15 @@ def sizeof_interface():
     return lines
 
 
+# MPI_F_SYNC_REG(BUF) (MPI 3.1 section 17.1.8): a call the compiler cannot see
+# into, so that it keeps BUF in memory around nonblocking operations; it does
+# nothing. In the module (any buffer); mpif.h callers need no declaration.
+def sync_reg_interface():
+    return ["  interface", "    subroutine MPI_F_SYNC_REG(buf)", "      implicit none",
+            "      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf", "      TYPE(*), DIMENSION(*) :: buf",
+            "    end subroutine MPI_F_SYNC_REG", "  end interface"]
+
+
 def sizeof_bindings():
     lines = ["// MPI_SIZEOF's specifics (the mpi module's generic): X is a descriptor",
              "// gfortran passes for an assumed-rank argument, not looked at."]
@@ -218,7 +232,11 @@ def sizeof_bindings():
                   f"    *size = {size};", "    *ierror = MPI_SUCCESS;", "}"]
     lines += ["void mpi_sizeof_character_(const void*, MPI_Fint* size, MPI_Fint* ierror,",
               "                           size_t len) {",
-              "    *size = static_cast<MPI_Fint>(len);", "    *ierror = MPI_SUCCESS;", "}", ""]
+              "    *size = static_cast<MPI_Fint>(len);", "    *ierror = MPI_SUCCESS;", "}", "",
+              "// MPI_F_SYNC_REG: its effect is being an opaque call.",
+              "void pmpi_f_sync_reg_(void*) {}",
+              '__typeof__(pmpi_f_sync_reg_) mpi_f_sync_reg_ __attribute__((weak, '
+              'alias("pmpi_f_sync_reg_")));', ""]
     return lines
 
 

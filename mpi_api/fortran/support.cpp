@@ -36,6 +36,14 @@ const SentinelBlock& sentinels() {
     return *found;
 }
 
+// MPI_F_STATUS_IGNORE / MPI_F_STATUSES_IGNORE of mpi.h: the calling rank's.
+extern "C" MPI_Fint* MPI_F_status_ignore_(void) {
+    return const_cast<MPI_Fint*>(sentinels().status_ignore);
+}
+extern "C" MPI_Fint* MPI_F_statuses_ignore_(void) {
+    return const_cast<MPI_Fint*>(sentinels().statuses_ignore);
+}
+
 // ---- CHARACTER ----------------------------------------------------------------------
 
 InString::InString(const char* s, size_t len, bool trim_leading) {

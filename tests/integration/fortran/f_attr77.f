@@ -3,13 +3,15 @@
 ! predefined callbacks MPI_NULL_COPY_FN, MPI_DUP_FN, MPI_NULL_DELETE_FN
 ! (and their MPI_COMM_ forms) must be procedures mpif.h declares, not
 ! implicit REAL variables; attribute values and extra states are default
-! INTEGERs; the program's own callbacks take INTEGER arguments.
+! INTEGERs; the program's own callbacks take INTEGER arguments. And
+! MPI_SIZEOF, which mpif.h declares as the module does.
       PROGRAM F_ATTR77
       USE FTEST
       INCLUDE 'mpif.h'
       EXTERNAL MYCOPY, MYDEL
       INTEGER IERR, RANK, KNULL, KDUP, KMINE, KCOMM, COMM, COPY
-      INTEGER VAL, NCOPY, NDEL, LASTDEL
+      INTEGER VAL, NCOPY, NDEL, LASTDEL, SZ
+      DOUBLE PRECISION DARR(3)
       LOGICAL FLAG
       COMMON /COUNTS/ NCOPY, NDEL, LASTDEL
       CALL MPI_INIT(IERR)
@@ -62,6 +64,11 @@
       CALL MPI_KEYVAL_FREE(KNULL, IERR)
       CALL MPI_KEYVAL_FREE(KDUP, IERR)
       CALL MPI_COMM_FREE_KEYVAL(KCOMM, IERR)
+! MPI_SIZEOF from mpif.h too.
+      CALL MPI_SIZEOF(DARR, SZ, IERR)
+      CALL CHECK_INT(SZ, 8, 'MPI_SIZEOF(DOUBLE PRECISION) via mpif.h')
+      CALL MPI_SIZEOF(VAL, SZ, IERR)
+      CALL CHECK_INT(SZ, 4, 'MPI_SIZEOF(INTEGER) via mpif.h')
       CALL MPI_FINALIZE(IERR)
       END
 

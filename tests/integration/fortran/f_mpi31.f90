@@ -1,6 +1,6 @@
 ! What MPI 3.1 adds for Fortran programs (use mpi), and the bugs issue 32
 ! fixed, from Fortran: MPI_SIZEOF over intrinsic types of any rank,
-! PMPI_WTIME; REAL(16), COMPLEX(16), INTEGER(16) with MPI_REAL16,
+! PMPI_WTIME, MPI_F_SYNC_REG; REAL(16), COMPLEX(16), INTEGER(16) with MPI_REAL16,
 ! MPI_COMPLEX32, MPI_INTEGER16 in reductions and MPI_TYPE_MATCH_SIZE;
 ! MPI_TYPE_CREATE_F90_REAL/COMPLEX/INTEGER; a generalized request with
 ! Fortran callbacks in a MPI_WAITALL with a receive; MPI_DIMS_CREATE's
@@ -210,6 +210,7 @@ subroutine greq(rank, size)
   out = [rank, -rank]
   call MPI_Irecv(got, 2, MPI_INTEGER, left, 5, MPI_COMM_WORLD, reqs(2), ierr)
   call MPI_Send(out, 2, MPI_INTEGER, right, 5, MPI_COMM_WORLD, ierr)
+  call MPI_F_sync_reg(got)
   call MPI_Cancel(reqs(1), ierr)
   call check_int(cancels, 1, 'cancel callback calls')
   call check(.not. cancelled_complete, 'cancel callback: complete before completion')
