@@ -420,6 +420,7 @@ int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen);
 int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info);
 int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used);
 int MPI_Comm_get_parent(MPI_Comm *parent);
+int MPI_Comm_disconnect(MPI_Comm *comm);
 # Info objects
 int MPI_Info_create(MPI_Info *info);
 int MPI_Info_set(MPI_Info info, const char *key, const char *value);

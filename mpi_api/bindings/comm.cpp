@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "mpi_api/comm_ops.hpp"
+#include "mpi_api/progress.hpp"
 #include "mpi_api/rank.hpp"
 #include "mpi_api/request.hpp"
 #include "object_checks.hpp"
@@ -191,6 +192,43 @@ int PMPI_Comm_free(MPI_Comm* comm) {
     return MPI_SUCCESS;
 }
 
+// MPI_Comm_disconnect (MPI 3.1 section 10.5.4), on any communicator: the
+// caller's operations still pending on it complete first (nonblocking ones,
+// freed ones included), then every member has arrived (a barrier: theirs
+// completed too), then the communicator is freed.
+namespace {
+bool pending_on(const Comm* c, RankState* me) {
+    struct Look {
+        const Comm* c;
+        RankState* me;
+        bool found;
+    } look{c, me, false};
+    request_for_each_live(
+        [](Request* r, void* p) {
+            auto* l = static_cast<Look*>(p);
+            if (r->comm == l->c && r->rank == l->me && !(r->persistent && !r->active) &&
+                !r->is_complete())
+                l->found = true;
+        },
+        &look);
+    return look.found;
+}
+}  // namespace
+
+int PMPI_Comm_disconnect(MPI_Comm* comm) {
+    MPC_ENTER_ACTIVE(Comm_disconnect);
+    Comm* c = nullptr;
+    if (!comm) return raise(nullptr, make_error(MPI_ERR_ARG, "comm is NULL"));
+    if (int e = check_comm(*comm, &c)) return raise(nullptr, e);
+    if (c->predefined)
+        return raise(c, make_error(MPI_ERR_COMM, "%s cannot be disconnected", c->name.c_str()));
+    while (pending_on(c, me)) progress_for_test();
+    if (int e = PMPI_Barrier(*comm)) return e;  // raised by the barrier
+    MPC_TRY(c, comm_free(c));
+    *comm = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+}
+
 int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) {
     MPC_ENTER_ACTIVE(Comm_compare);
     Comm *a = nullptr, *b = nullptr;
@@ -352,3 +390,4 @@ MPC_WEAK(MPI_Comm_get_name)
 MPC_WEAK(MPI_Comm_set_info)
 MPC_WEAK(MPI_Comm_get_info)
 MPC_WEAK(MPI_Comm_get_parent)
+MPC_WEAK(MPI_Comm_disconnect)
