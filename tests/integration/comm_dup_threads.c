@@ -5,7 +5,9 @@
  * parents in different orders, so a rank is often in another call than its
  * partners and its context id agreements overlap theirs. One thread also
  * keeps several MPI_Comm_idup on different parents outstanding before
- * waiting for all of them. No creation may hold up another: every
+ * waiting for all of them; and ranks duplicate two parents in different
+ * orders (two threads at once here, one after the other there). No
+ * creation may hold up another: every
  * communicator must come, be distinct from the others (a message on one
  * stays on it) and work.
  */
@@ -49,6 +51,15 @@ static void* worker(void* p) {
     return NULL;
 }
 
+static void* dup_once(void* p) {
+    const Work* w = (const Work*)p;
+    MPI_Comm c;
+    MPI_OK(MPI_Comm_dup(w->parent, &c));
+    use(c, w->rank, w->size, w->id, -2);
+    MPI_OK(MPI_Comm_free(&c));
+    return NULL;
+}
+
 int main(int argc, char** argv) {
     int provided, rank, size;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
@@ -66,6 +77,24 @@ int main(int argc, char** argv) {
     }
     worker(&w[0]);
     for (int t = 1; t < THREADS; ++t) pthread_join(th[t], NULL);
+
+    /* The same duplications in orders that differ between ranks: on even
+     * ranks two threads duplicate parents 0 and 1 at once; on odd ranks one
+     * thread duplicates 1, then 0. The odd ranks reach parent 0's agreement
+     * only after parent 1's, which the even ranks must not hold up while
+     * they wait in parent 0's. */
+    for (int round = 0; round < 5; ++round) {
+        Work pair[2] = {{parents[0], rank, size, 0}, {parents[1], rank, size, 1}};
+        if (rank % 2 == 0) {
+            pthread_t other;
+            CHECK(pthread_create(&other, NULL, dup_once, &pair[1]) == 0, "pthread_create");
+            dup_once(&pair[0]);
+            pthread_join(other, NULL);
+        } else {
+            dup_once(&pair[1]);
+            dup_once(&pair[0]);
+        }
+    }
 
     /* Several idups outstanding from one thread, on different parents. */
     MPI_Comm dups[THREADS];
