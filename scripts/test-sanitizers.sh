@@ -111,6 +111,21 @@ libc_buffers n4
 libc_getopt n4
 libc_random n4 N2
 libc_env n4
+grequest n4
+status_error n3
+mprobe_threads n4
+mprobe_threads N2 thread
+p2p_fragments N2 collaborative
+comm_create_group n4
+comm_create_group N2 thread
+comm_dup_threads n4
+thread_wakeup n4
+thread_wakeup N2 wait
+comm_disconnect n3
+types_f90 n3
+attrs_mpi1 n2
+bsend_buffer n2
+comm_info n2
 "
 
 # Not run under ASan+UBSan: tests of how a deliberate crash is reported (a

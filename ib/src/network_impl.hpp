@@ -105,8 +105,22 @@ struct RecvOp {
     char* bounce = nullptr;              // non-contiguous target: written here, unpacked at the end
     size_t accepted = 0;                 // bytes the sender writes (or sends as RndvData)
     int src_node = 0;
-    uint64_t frag_key = 0;
+    uint64_t msg_id = 0;      // fragments: the sender's id of the message
     int64_t cts_sent_ns = 0;  // rendezvous: when the answer left
+};
+
+// A message whose fragments are arriving: its sender's node process and its
+// full id there (ids are reused with a new generation: a key that kept only
+// part of the generation named two messages at once).
+struct FragKey {
+    uint32_t src_node;
+    uint64_t msg_id;
+    bool operator==(const FragKey&) const = default;
+};
+struct FragKeyHash {
+    size_t operator()(const FragKey& k) const {
+        return std::hash<uint64_t>()(k.msg_id * 0x9e3779b97f4a7c15ull ^ k.src_node);
+    }
 };
 
 // The network's view of an unexpected message.
@@ -154,7 +168,8 @@ struct RankSlot {
     alignas(runtime::kCacheLine) runtime::SpinLock processing;  // one processor at a time
     std::vector<uint32_t> expected_seq;                  // per source world rank
     std::unordered_map<uint64_t, WorkRequest*> early;    // out-of-order, by (src_world<<32 | seq)
-    std::unordered_map<uint64_t, RecvOp*> fragments;     // (src_node<<48 ^ msg_id) -> op
+    // Messages still expecting fragments (a complete one leaves at once).
+    std::unordered_map<FragKey, RecvOp*, FragKeyHash> fragments;
     std::vector<std::atomic<uint32_t>> next_seq;         // per destination world rank
     std::vector<int> steal_order;                        // other local ranks, nearest first
     int numa = 0;

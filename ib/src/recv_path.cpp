@@ -11,8 +11,8 @@
 namespace mpc::ib {
 namespace {
 
-uint64_t frag_key(uint32_t src_node, uint64_t msg_id) {
-    return (static_cast<uint64_t>(src_node) << 40) | (msg_id & 0xffffffffffull);
+FragKey frag_key(const RecvOp& op) {
+    return FragKey{static_cast<uint32_t>(op.src_node), op.msg_id};
 }
 
 }  // namespace
@@ -244,7 +244,7 @@ void NetworkImpl::on_frag_first(int local, const WorkRequest& wr) {
     op->bits = bits_of(h);
     op->bytes = h.bytes;
     op->src_node = static_cast<int>(h.src_node);
-    op->frag_key = frag_key(h.src_node, h.msg_id);
+    op->msg_id = h.msg_id;
     auto* u = new Unexpected();
     u->kind = Unexpected::Kind::Fragments;
     u->local = local;
@@ -263,14 +263,14 @@ void NetworkImpl::on_frag_first(int local, const WorkRequest& wr) {
         op->unexpected = u;
     }
     op->received = len;
-    slots_[static_cast<size_t>(local)]->fragments[op->frag_key] = op;
-    if (op->received == op->bytes && op->has_target) finish_recv_op(op);
+    if (op->received < op->bytes) slots_[static_cast<size_t>(local)]->fragments[frag_key(*op)] = op;
+    else if (op->has_target) finish_recv_op(op);
 }
 
 void NetworkImpl::on_frag(int local, const WorkRequest& wr) {
     const Header& h = *wr.header;
     RankSlot& s = *slots_[static_cast<size_t>(local)];
-    auto it = s.fragments.find(frag_key(h.src_node, h.msg_id));
+    auto it = s.fragments.find(FragKey{h.src_node, h.msg_id});
     const size_t len = wr.length - sizeof(Header);
     if (it == s.fragments.end() || h.offset > it->second->bytes ||
         len > it->second->bytes - h.offset) {  // (no overflow whatever the offset)
@@ -281,11 +281,14 @@ void NetworkImpl::on_frag(int local, const WorkRequest& wr) {
     if (op->has_target) copy_to_target(op->target, h.offset, wr.payload(), len);
     else memcpy(op->unexpected->data.get() + h.offset, wr.payload(), len);
     op->received += len;
-    if (op->received == op->bytes && op->has_target) finish_recv_op(op);
+    if (op->received < op->bytes) return;
+    // The last fragment: the message no longer needs finding (an unexpected
+    // one waits in its Unexpected for a receive).
+    s.fragments.erase(it);
+    if (op->has_target) finish_recv_op(op);
 }
 
 void NetworkImpl::finish_recv_op(RecvOp* op) {
-    slots_[static_cast<size_t>(op->local)]->fragments.erase(op->frag_key);
     RecvTarget t = op->target;
     MatchBits bits = op->bits;
     size_t bytes = op->bytes;
@@ -461,7 +464,8 @@ void NetworkImpl::drop_unexpected(Unexpected* u) {
     RankSlot& s = *slots_[static_cast<size_t>(u->local)];
     s.processing.lock();
     if (u->kind == Unexpected::Kind::Fragments && u->frags) {
-        s.fragments.erase(u->frags->frag_key);
+        auto it = s.fragments.find(frag_key(*u->frags));
+        if (it != s.fragments.end() && it->second == u->frags) s.fragments.erase(it);
         delete u->frags;
     }
     s.processing.unlock();

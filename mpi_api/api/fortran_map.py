@@ -12,10 +12,12 @@ import re
 import sys
 from dataclasses import dataclass, field
 
-from fortran_kinds import (FORTRAN_TYPES, AttrCallback, AttrIn, AttrOut, Buffer,
-                           DetachedAddress, Drop, FortranIndex, FortranIndices, KeyvalState,
-                           Logical, Pointer, SameAbiCallback, Sentinel, Status, Statuses,
-                           StringIn, StringOut, Value, fail)
+from fortran_kinds import (FORTRAN_TYPES, AttrCallback, AttrCallbackInt, AttrIn, AttrInInt,
+                           AttrOut, AttrOutInt, Buffer, DetachedAddress, Drop, FortranIndex,
+                           FortranIndices, GrequestCallback, GrequestState, KeyvalState,
+                           KeyvalStateInt, Logical, Pointer,
+                           SameAbiCallback, Sentinel, Status, Statuses, StringIn, StringOut,
+                           Value, fail)
 
 # void* parameters that are choice buffers (any other void* needs an annotation:
 # in MPI it can also be an attribute value or a void** in disguise).
@@ -72,6 +74,11 @@ CALLBACK_KINDS = {
     "MPI_Type_copy_attr_function": AttrCallback("copy"),
     "MPI_Comm_delete_attr_function": AttrCallback("delete"),
     "MPI_Type_delete_attr_function": AttrCallback("delete"),
+    "MPI_Grequest_query_function": GrequestCallback("query"),
+    "MPI_Grequest_free_function": GrequestCallback("free"),
+    "MPI_Grequest_cancel_function": GrequestCallback("cancel"),
+    "MPI_Copy_function": AttrCallbackInt("copy"),
+    "MPI_Delete_function": AttrCallbackInt("delete"),
 }
 
 # ---- Annotations: "Function.param", or "*.param" for every function -------------
@@ -106,6 +113,10 @@ ANNOTATIONS = {
     "Type_get_attr.attribute_val": AttrOut("type_keyval"),
     "Comm_create_keyval.extra_state": KeyvalState(),
     "Type_create_keyval.extra_state": KeyvalState(),
+    # The MPI-1 forms: default INTEGER values and extra state.
+    "Attr_put.attribute_val": AttrInInt(), "Attr_get.attribute_val": AttrOutInt("keyval"),
+    "Keyval_create.extra_state": KeyvalStateInt(),
+    "Grequest_start.extra_state": GrequestState(),
     "Buffer_detach.buffer_addr": DetachedAddress(),
     # Integer arrays that may be Fortran sentinels.
     "*.weights": Sentinel("weights"), "*.sourceweights": Sentinel("weights"),

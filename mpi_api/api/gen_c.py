@@ -37,6 +37,7 @@ CXX_TYPES = {
     "float _Complex": "std::complex<float>",
     "double _Complex": "std::complex<double>",
     "long double _Complex": "std::complex<long double>",
+    "__complex128": "std::complex<__float128>",
 }
 
 

@@ -116,6 +116,10 @@ def mpif_h(consts, fns):
             for prefix in ("MPI", "PMPI"):
                 lines.append(fixed(f"{fm.FORTRAN_TYPES[fn.ret]} {prefix}_{fn.name.upper()}"))
                 lines.append(fixed(f"EXTERNAL {prefix}_{fn.name.upper()}"))
+    # MPI_SIZEOF's generic, as in the module (gfortran takes an interface
+    # block in an included file, in fixed and free form alike).
+    lines.append("! MPI_SIZEOF(X, SIZE, IERROR): X of any intrinsic type and rank.")
+    lines += [fixed(l.strip()) for l in sizeof_interface()]
     return "\n".join(lines) + "\n"
 
 
@@ -140,15 +144,15 @@ def wrap(head, items, indent, parens=True):
 KIND_NAMES = ["MPI_ADDRESS_KIND", "MPI_COUNT_KIND", "MPI_OFFSET_KIND", "MPI_STATUS_SIZE"]
 
 
-def interface(fn):
+def interface(fn, prefix="MPI"):
     decls = []
     for p in fn.params:
         decls += fn.kind(p).fortran(p)
     if fn.has_ierror:
         decls.append("INTEGER :: ierror")
     if fn.is_function:
-        decls.append(f"{fm.FORTRAN_TYPES[fn.ret]} :: MPI_{fn.name}")
-    name = f"MPI_{fn.name}"
+        decls.append(f"{fm.FORTRAN_TYPES[fn.ret]} :: {prefix}_{fn.name}")
+    name = f"{prefix}_{fn.name}"
     what = "function" if fn.is_function else "subroutine"
     body = wrap(f"{what} {name}", fn.fortran_params(), "    ")
     imports = [k for k in KIND_NAMES if any(k in d for d in decls)]
@@ -174,8 +178,66 @@ def mpi_f90(consts, fns):
     lines.append("  interface")
     for fn in fns:
         lines += interface(fn)
-    lines += ["  end interface", "end module mpi"]
+    # The profiling names of the functions too (MPI 3.1 section 17.1.5): a
+    # program with IMPLICIT NONE calling PMPI_WTIME needs its type.
+    for fn in fns:
+        if fn.is_function:
+            lines += interface(fn, "PMPI")
+    lines.append("  end interface")
+    lines += sizeof_interface()
+    lines += sync_reg_interface()
+    lines.append("end module mpi")
     return "\n".join(lines) + "\n"
+
+
+# ---- MPI_SIZEOF ---------------------------------------------------------------------
+# MPI_SIZEOF(X, SIZE, IERROR) (MPI 3.1 section 17.1.9): a generic over the
+# intrinsic types, each specific taking X of any rank (assumed rank, so
+# scalars and arrays alike). The size is the type's: the C specifics ignore X
+# (gfortran passes them a descriptor), a CHARACTER's comes from its length.
+# (Fortran type, kind, bytes); the names are MPI_SIZEOF_<TYPE><KIND>.
+SIZEOF_TYPES = ([("INTEGER", k, k) for k in (1, 2, 4, 8, 16)] +
+                [("REAL", k, 16 if k == 10 else k) for k in (4, 8, 10, 16)] +
+                [("COMPLEX", k, 2 * (16 if k == 10 else k)) for k in (4, 8, 10, 16)] +
+                [("LOGICAL", k, k) for k in (1, 2, 4, 8)])
+
+
+def sizeof_interface():
+    lines = ["  interface MPI_SIZEOF"]
+    for t, k, _ in SIZEOF_TYPES:
+        name = f"MPI_SIZEOF_{t}{k}"
+        lines += [f"    subroutine {name}(x, size, ierror)", "      implicit none",
+                  f"      {t}(KIND={k}), dimension(..) :: x", "      integer :: size, ierror",
+                  f"    end subroutine {name}"]
+    lines += ["    subroutine MPI_SIZEOF_CHARACTER(x, size, ierror)", "      implicit none",
+              "      character(len=*), dimension(..) :: x", "      integer :: size, ierror",
+              "    end subroutine MPI_SIZEOF_CHARACTER", "  end interface MPI_SIZEOF"]
+    return lines
+
+
+# MPI_F_SYNC_REG(BUF) (MPI 3.1 section 17.1.8): a call the compiler cannot see
+# into, so that it keeps BUF in memory around nonblocking operations; it does
+# nothing. In the module (any buffer); mpif.h callers need no declaration.
+def sync_reg_interface():
+    return ["  interface", "    subroutine MPI_F_SYNC_REG(buf)", "      implicit none",
+            "      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf", "      TYPE(*), DIMENSION(*) :: buf",
+            "    end subroutine MPI_F_SYNC_REG", "  end interface"]
+
+
+def sizeof_bindings():
+    lines = ["// MPI_SIZEOF's specifics (the mpi module's generic): X is a descriptor",
+             "// gfortran passes for an assumed-rank argument, not looked at."]
+    for t, k, size in SIZEOF_TYPES:
+        lines += [f"void mpi_sizeof_{t.lower()}{k}_(const void*, MPI_Fint* size, MPI_Fint* ierror) {{",
+                  f"    *size = {size};", "    *ierror = MPI_SUCCESS;", "}"]
+    lines += ["void mpi_sizeof_character_(const void*, MPI_Fint* size, MPI_Fint* ierror,",
+              "                           size_t len) {",
+              "    *size = static_cast<MPI_Fint>(len);", "    *ierror = MPI_SUCCESS;", "}", "",
+              "// MPI_F_SYNC_REG: its effect is being an opaque call.",
+              "void pmpi_f_sync_reg_(void*) {}",
+              '__typeof__(pmpi_f_sync_reg_) mpi_f_sync_reg_ __attribute__((weak, '
+              'alias("pmpi_f_sync_reg_")));', ""]
+    return lines
 
 
 # ---- fortran_bindings.cpp ----------------------------------------------------------
@@ -211,7 +273,20 @@ def wrapper(fn):
 
 def callback_adapter(ctype, name):
     """Fortran-callable MPI_COMM_DUP_FN and friends: call the C predefined one."""
-    what = fm.CALLBACK_KINDS[ctype].what
+    kind = fm.CALLBACK_KINDS[ctype]
+    what = kind.what
+    if isinstance(kind, fm.AttrCallbackInt):
+        # MPI_DUP_FN and friends: every argument a default INTEGER.
+        if what == "copy":
+            sig = ("const MPI_Fint* handle, const MPI_Fint* keyval, const MPI_Fint* extra_state, "
+                   "const MPI_Fint* value_in, MPI_Fint* value_out, MPI_Fint* flag, MPI_Fint* ierror")
+            call = (f"f::call_copy_attr_int({name}, handle, keyval, extra_state, value_in, "
+                    "value_out, flag)")
+        else:
+            sig = ("const MPI_Fint* handle, const MPI_Fint* keyval, const MPI_Fint* value, "
+                   "const MPI_Fint* extra_state, MPI_Fint* ierror")
+            call = f"f::call_delete_attr_int({name}, handle, keyval, value, extra_state)"
+        return [f"void {name.lower()}_({sig}) {{", f"    *ierror = {call};", "}", ""]
     if what == "copy":
         sig = ("const MPI_Fint* handle, const MPI_Fint* keyval, const MPI_Aint* extra_state, "
                "const MPI_Aint* value_in, MPI_Aint* value_out, MPI_Fint* flag, MPI_Fint* ierror")
@@ -235,6 +310,7 @@ def bindings_cpp(fns):
     lines.append("// Predefined attribute callbacks, as Fortran passes them to MPI_*_CREATE_KEYVAL.")
     for ctype, name in spec.PREDEFINED_CALLBACKS:
         lines += callback_adapter(ctype, name)
+    lines += sizeof_bindings()
     lines.append('}  // extern "C"')
     return "\n".join(lines) + "\n"
 

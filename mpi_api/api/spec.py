@@ -106,6 +106,11 @@ DATATYPES = [
     ("MPI_2REAL", "struct { float v; float i; }", None, "pair"),
     ("MPI_2DOUBLE_PRECISION", "struct { double v; double i; }", None, "pair"),
     ("MPI_2INTEGER", "struct { int v; int i; }", None, "pair"),
+    # gfortran's REAL(16), COMPLEX(16) and INTEGER(16) (IEEE binary128 and a
+    # 128-bit integer, which GCC has on every target fibermpi runs on).
+    ("MPI_REAL16", "__float128", None, "float"),
+    ("MPI_COMPLEX32", "__complex128", None, "complex"),
+    ("MPI_INTEGER16", "__int128", None, "f_int"),
 ]
 
 OPS = ["MPI_MAX", "MPI_MIN", "MPI_SUM", "MPI_PROD", "MPI_LAND", "MPI_BAND", "MPI_LOR",
@@ -342,6 +347,9 @@ int MPI_Request_free(MPI_Request *request);
 int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status);
 int MPI_Cancel(MPI_Request *request);
 int MPI_Test_cancelled(const MPI_Status *status, int *flag);
+# Generalized requests (section 12.2).
+int MPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn, MPI_Grequest_cancel_function *cancel_fn, void *extra_state, MPI_Request *request);
+int MPI_Grequest_complete(MPI_Request request);
 int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count);
 int MPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count);
 int MPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count);
@@ -381,6 +389,9 @@ int MPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_add
 int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses, int max_datatypes, int array_of_integers[], MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[]);
 int MPI_Type_set_name(MPI_Datatype datatype, const char *type_name);
 int MPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype);
+int MPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype);
+int MPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype);
+int MPI_Type_create_f90_integer(int r, MPI_Datatype *newtype);
 int MPI_Get_address(const void *location, MPI_Aint *address);
 MPI_Aint MPI_Aint_add(MPI_Aint base, MPI_Aint disp);
 MPI_Aint MPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2);
@@ -457,6 +468,7 @@ int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen);
 int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info);
 int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used);
 int MPI_Comm_get_parent(MPI_Comm *parent);
+int MPI_Comm_disconnect(MPI_Comm *comm);
 # Info objects
 int MPI_Info_create(MPI_Info *info);
 int MPI_Info_set(MPI_Info info, const char *key, const char *value);
@@ -491,6 +503,12 @@ int MPI_Type_free_keyval(int *type_keyval);
 int MPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val);
 int MPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag);
 int MPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval);
+# Deprecated since MPI-2.0, still in MPI 3.1 (section 15.1): the MPI-1 forms.
+int MPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval, void *extra_state);
+int MPI_Keyval_free(int *keyval);
+int MPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val);
+int MPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag);
+int MPI_Attr_delete(MPI_Comm comm, int keyval);
 # Topologies
 int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm *comm_cart);
 int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]);
@@ -560,4 +578,8 @@ PREDEFINED_CALLBACKS = [
     ("MPI_Type_copy_attr_function", "MPI_TYPE_NULL_COPY_FN"),
     ("MPI_Type_copy_attr_function", "MPI_TYPE_DUP_FN"),
     ("MPI_Type_delete_attr_function", "MPI_TYPE_NULL_DELETE_FN"),
+    # The MPI-1 forms (deprecated, still in MPI 3.1).
+    ("MPI_Copy_function", "MPI_NULL_COPY_FN"),
+    ("MPI_Copy_function", "MPI_DUP_FN"),
+    ("MPI_Delete_function", "MPI_NULL_DELETE_FN"),
 ]

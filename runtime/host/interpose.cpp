@@ -34,6 +34,7 @@
 
 #include "host.hpp"
 #include "ib/network.hpp"
+#include "rank_threads.hpp"
 #include "runtime/log.hpp"
 #include "runtime/sanitizers.hpp"
 #include "runtime/topology.hpp"
@@ -60,28 +61,17 @@ int hosted_main(int argc, char** argv, char** envp) {
     return mpc::host::run(g_user_main, argc, argv, envp);
 }
 
-// On the creator's stack: the creator waits until the new thread has copied it.
-struct ThreadStart {
-    void* (*fn)(void*);
-    void* arg;
-    void* owner;
-    const cpu_set_t* affinity;  // set first thing in the new thread, if any
-    std::atomic<int> taken{0};
-};
-
 // Not instrumented by ThreadSanitizer: under it, this runs before the
 // sanitizer's own start routine has set up the new thread (its pthread_create
 // interceptor calls ours), so instrumented code or an intercepted call (free)
-// would crash here.
+// would crash here. The record outlives this (rank_threads.hpp).
 __attribute__((no_sanitize("thread"))) void* thread_trampoline(void* p) {
-    auto* shared = static_cast<ThreadStart*>(p);
-    void* (*fn)(void*) = shared->fn;
-    void* arg = shared->arg;
-    void* owner = shared->owner;
-    const cpu_set_t* affinity = shared->affinity;
-    shared->taken.store(1, std::memory_order_release);  // the creator may return now
-    if (affinity) (void)sched_setaffinity(0, sizeof(cpu_set_t), affinity);
-    mpc::sched::set_thread_owner(owner);
+    auto* t = static_cast<mpc::host::RankThread*>(p);
+    void* (*fn)(void*) = t->fn;
+    void* arg = t->arg;
+    if (t->affinity) (void)sched_setaffinity(0, sizeof(cpu_set_t), t->affinity);
+    mpc::sched::set_thread_owner(t->owner);
+    mpc::host::rank_thread_started(t);
     return fn(arg);
 }
 
@@ -139,23 +129,25 @@ __attribute__((visibility("default"))) int pthread_create(pthread_t* thread,
     if (attr && pthread_attr_getaffinity_np(attr, sizeof(chosen), &chosen) == 0 &&
         CPU_COUNT(&chosen) < CPU_SETSIZE)
         affinity = nullptr;
-    ThreadStart start{fn, arg, owner, affinity};
-    int rc = real(thread, attr, thread_trampoline, &start);
-    if (rc == 0)
-        while (!start.taken.load(std::memory_order_acquire)) sched_yield();
+    mpc::host::RankThread* record = mpc::host::rank_thread_prepare(fn, arg, owner, affinity);
+    int rc = real(thread, attr, thread_trampoline, record);
+    mpc::host::rank_thread_created(record, *thread, rc == 0);
     return rc;
 }
 
 // A rank's task that waits for a thread would otherwise block its VP: the
 // other ranks of that VP, whose progress the thread may need (a collective
 // with them, a context id agreement one of them holds), would never run.
-// It polls instead, letting them run, and naps briefly when none can.
-// (libc's tryjoin directly: a sanitizer intercepting pthread_join already
-// accounts for this join.)
+// It parks until the thread's end wakes it (rank_threads.hpp), then joins
+// the thread, which is about done. A thread the registry does not know (made
+// before the rank ran, say) is polled for instead, with brief naps when no
+// other task can run. (libc's tryjoin directly: a sanitizer intercepting
+// pthread_join already accounts for this join.)
 __attribute__((visibility("default"))) int pthread_join(pthread_t thread, void** retval) {
     using JoinFn = int (*)(pthread_t, void**);
     static JoinFn real = next_symbol<JoinFn>("pthread_join");
     if (!mpc::sched::in_task()) return real(thread, retval);
+    if (mpc::host::rank_thread_await(thread)) return real(thread, retval);
     static JoinFn try_join = next_symbol<JoinFn>("pthread_tryjoin_np");
     for (;;) {
         const int rc = try_join(thread, retval);

@@ -1,5 +1,7 @@
 #include "scheduler/scheduler.hpp"
 
+#include <sched.h>
+
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -123,13 +125,23 @@ void yield(bool poll_first) {
 
 namespace {
 std::atomic<bool> g_shared_cores{false};
+std::atomic<int> g_guest_threads{0};
 }  // namespace
 
-bool cores_shared() { return g_shared_cores.load(std::memory_order_relaxed); }
+bool cores_shared() {
+    return g_shared_cores.load(std::memory_order_relaxed) ||
+           g_guest_threads.load(std::memory_order_relaxed) > 0;
+}
+
+void guest_threads_add(int delta) { g_guest_threads.fetch_add(delta, std::memory_order_relaxed); }
 
 bool others_runnable() {
     Vp* vp = tl_vp;
     return vp && vp->has_runnable();
+}
+
+void relax() {
+    if (!tl_vp && cores_shared()) sched_yield();
 }
 
 void poll() {

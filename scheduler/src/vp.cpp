@@ -1,5 +1,6 @@
 #include "vp.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -132,6 +133,7 @@ void Vp::run_loop() {
     fiber_sanitizer_init(idle_.san, nullptr, 0, true);
     if (sched_->options().bind) runtime::Topology::instance().bind_thread_to_core(core_);
     if (sched_->options().on_vp_start) sched_->options().on_vp_start(index_);
+    const int64_t shared_spin_ns = sched_->options().shared_idle_spin_ns;
     int64_t idle_since = -1;
     for (;;) {
         if (Task* next = pick_next()) {
@@ -147,7 +149,8 @@ void Vp::run_loop() {
         int64_t now = runtime::now_ns();
         if (idle_since < 0) {
             idle_since = now;
-        } else if (now - idle_since > sched_->idle_spin_ns()) {
+        } else if (now - idle_since > (cores_shared() ? std::min(sched_->idle_spin_ns(), shared_spin_ns)
+                                                      : sched_->idle_spin_ns())) {
             sleep();
             idle_since = -1;
         } else {

@@ -159,8 +159,7 @@ bool p2p_probe(RankState* me, uint32_t context, int source, int tag, MPI_Status*
     bool unexpected = lock_with_inbox_drained(me, out);
     Incoming* m = q.find_unexpected(context, source, tag);
     if (m) {
-        if (status && status != MPI_STATUS_IGNORE)
-            set_status(status, m->env.source, m->env.tag, static_cast<MPI_Count>(m->bytes));
+        status_out(status, m->env.source, m->env.tag, static_cast<MPI_Count>(m->bytes));
         if (taken) {
             q.remove_unexpected(m);
             *taken = m;

@@ -65,6 +65,8 @@ struct Options {
     bool bind = true;                 // bind VP threads to cores
     std::vector<int> cores;           // cores of the VPs, VP i on cores[i % size] (default: 0, 1, ...)
     int64_t idle_spin_ns = 200000;    // an idle VP polls this long before it sleeps
+    // ... and this long at most while cores are shared (cores_shared()).
+    int64_t shared_idle_spin_ns = 5000;
     // VPs share cores (with each other or other node processes' VPs): see
     // cores_shared().
     bool shared_cores = false;
@@ -155,11 +157,20 @@ void park_for(int64_t timeout_ns);
 void yield(bool poll = true);
 // True when another task of the caller's VP is ready to run.
 bool others_runnable();
-// True when VPs share cores (Options::shared_cores): a thread that spins then
+// For a caller that found nothing to do and will look again (MPI_Test in a
+// loop): an OS thread that is no task gives its core to the kernel's other
+// threads while VPs share cores (spinning threads of a rank would otherwise
+// starve the ones they wait for); nothing for tasks, or on cores of our own.
+void relax();
+// True when VPs share cores (Options::shared_cores), or while threads that are
+// no VPs run beside them (guest_threads_add): a thread that spins then
 // keeps the core from the one that would end its wait (a VP holding the
 // network's lock, or the idle VP that would progress a computing rank's
 // messages) for a whole time slice, so waits should sleep early instead.
 bool cores_shared();
+// Threads other than the VPs that run on the VPs' cores (the threads ranks
+// create) come and go: while any lives, the cores count as shared.
+void guest_threads_add(int delta);
 // Runs the progress hook once (outside a context switch).
 void poll();
 // Ends the calling task now, without returning to its entry function.

@@ -175,6 +175,12 @@ int type_subarray(int ndims, const int* sizes, const int* subsizes, const int* s
 int type_darray(int size, int rank, int ndims, const int* gsizes, const int* distribs,
                 const int* dargs, const int* psizes, int order, Datatype* old, Datatype** out);
 int type_dup(Datatype* old, Datatype** out);
+// MPI_Type_create_f90_real / _complex / _integer (combiner MPI_COMBINER_F90_*):
+// the type of gfortran's SELECTED_REAL_KIND(p, r) or SELECTED_INT_KIND(r)
+// (MPI_UNDEFINED leaves p or r out). A predefined, unnamed type that cannot
+// be freed, one per distinct (combiner, p, r); MPI_ERR_ARG when gfortran has
+// no such kind.
+int type_create_f90(int combiner, int p, int r, Datatype** out);
 // MPI_Type_free: invalidates the handle and drops its reference.
 int type_free(Datatype* t);
 // A new handle for a component type returned by MPI_Type_get_contents: the

@@ -21,6 +21,10 @@ namespace mpc::mpi {
 // How long a waiting rank polls before it parks (MPC_WAIT_SPIN, default 50us).
 // Read at every wait: an MPI_T tool may change it while ranks run.
 extern std::atomic<int64_t> g_wait_spin_ns;
+// How long it polls at most while the VPs share their cores (with each other,
+// or with threads the ranks created): spinning then keeps the core from the
+// thread that would end the wait.
+inline constexpr int64_t kSharedWaitSpinNs = 5000;
 // How long a thread a rank created (not a fiber) stays parked before it polls
 // again. Network completions ring no doorbell until someone polls the
 // network, and when the rank's own tasks are blocked (in pthread_join, say)
@@ -55,10 +59,12 @@ void disarm_doorbell(Doorbell::Entry* entry);
 // What a test (MPI_Test*, MPI_Iprobe, ...) that found nothing done does before
 // it looks again: lets the other tasks of the caller's VP run, since the rank it
 // waits for may be one of them (a rank spinning on MPI_Test would otherwise
-// starve the ranks sharing its VP forever), or polls when none is runnable.
+// starve the ranks sharing its VP forever), or polls when none is runnable
+// (and, on a thread of the rank's own, lets the kernel run another).
 inline void progress_for_test() {
     poll_current();
     if (sched::others_runnable()) sched::yield();
+    else sched::relax();
 }
 
 // Counts one wait of the calling rank and its length (TransportCounters)
@@ -99,7 +105,8 @@ void block_until(Done&& done, Arm&& arm, Disarm&& disarm) {
             int64_t now = runtime::now_ns();
             if (start < 0) start = now;
             steal = now - start >= kStealAfterNs;
-            if (now - start >= g_wait_spin_ns.load(std::memory_order_relaxed)) {
+            if (now - start >= g_wait_spin_ns.load(std::memory_order_relaxed) ||
+                (now - start >= kSharedWaitSpinNs && sched::cores_shared())) {
                 sched::Waiter* w = sched::current_waiter();
                 arm(w);
                 Doorbell::Entry bell;
