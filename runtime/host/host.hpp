@@ -49,6 +49,14 @@ void note_exit_handler(void* dso);
 // then the exit handlers of the objects loaded at `objects` (load bases).
 void run_rank_exit(const std::vector<uintptr_t>& objects);
 
+// The ranks' output marked by rank, or in a file per rank (rank_output.cpp):
+// set up from MPC_OUTPUT_LABEL / MPC_OUTPUT_DIR before the rank images load;
+// output_intercept takes a write(2) on descriptor 1 or 2 when marking is on
+// (true: taken); output_finish sends out the last unfinished lines.
+void output_setup();
+bool output_intercept(int fd, const void* buf, size_t len);
+void output_finish();
+
 }  // namespace mpc::host
 
 namespace mpc::ib {
