@@ -3,13 +3,14 @@
 // connection, send/receive of every size up to the buffer size, the shared
 // receive pool, the send queue bound, RDMA writes of 1 B to 64 MiB, writes
 // with immediate data, registration, error completions, wait/interrupt, lost
-// connections.
+// connections, keys bound to connections, impostors without the job's secret.
 #include <atomic>
 #include <map>
 #include <set>
 
 #include "../../../ib/src/connection_watch.hpp"
 #include "driver_harness.hpp"
+#include "runtime/auth.hpp"
 
 using namespace mpc::ib;
 using namespace mpc::ib::test;
@@ -38,7 +39,6 @@ TEST_CASE("drivers connect every pair and exchange messages", "[ib][driver]") {
     // at once.
     const int n = GENERATE(3, 7);
     INFO("driver " << kind << ", " << n << " nodes");
-    if (n > 3 && kind == "ofi:sockets") return;  // that provider's troubles (harness)
     Cluster c;
     if (!c.open(kind, n)) return;
     for (int i = 0; i < n; ++i) CHECK(!c[i].local_address().empty());
@@ -435,6 +435,57 @@ TEST_CASE("tcp: a key is good only on the connection it was given to", "[ib][dri
     c[1].deregister_memory(note_mr);
 }
 
+TEST_CASE("an impostor without the job's secret is refused; the real peers connect",
+          "[ib][driver][auth]") {
+    const char* kind = GENERATE("tcp", "ofi");
+    INFO("driver " << kind);
+    DriverConfig config;
+    config.num_peers = 2;
+    config.one_host = true;
+    config.secret = mpc::runtime::auth::make_secret();
+    std::unique_ptr<Driver> nodes[2];
+    std::vector<std::string> addresses;
+    for (int i = 0; i < 2; ++i) {
+        config.self = i;
+        std::string error;
+        nodes[i] = open_driver(kind, config, &error);
+        INFO(error);
+        REQUIRE(nodes[i]);
+        addresses.push_back(nodes[i]->local_address());
+    }
+    // Node 0 as someone without the secret would play it, at node 1's door.
+    DriverConfig fake = config;
+    fake.self = 0;
+    fake.secret = mpc::runtime::auth::make_secret();
+    std::string error;
+    std::unique_ptr<Driver> impostor = open_driver(kind, fake, &error);
+    REQUIRE(impostor);
+    Status status[3] = {Status::Error, Status::Error, Status::Ok};
+    std::thread fake_thread([&] { status[2] = impostor->connect_all(addresses); });
+    fake_thread.join();  // refused before the real node 0 even tries
+    std::thread real([&] { status[0] = nodes[0]->connect_all(addresses); });
+    status[1] = nodes[1]->connect_all(addresses);
+    real.join();
+    CHECK(status[2] == Status::Error);
+    REQUIRE(status[0] == Status::Ok);
+    REQUIRE(status[1] == Status::Ok);
+    // The real pair works.
+    std::vector<char> buf(64, 'x');
+    MemoryRegion mr;
+    REQUIRE(nodes[0]->register_memory(buf.data(), buf.size(), &mr) == Status::Ok);
+    REQUIRE(nodes[0]->post_send(1, buf.data(), 8, mr.local_desc, 1) == Status::Ok);
+    Completion c[4];
+    int got = 0;
+    for (int round = 0; round < 200000 && got == 0; ++round) {
+        nodes[0]->poll_send_cq(c, 4);
+        got = nodes[1]->poll_recv_cq(c, 4);
+    }
+    REQUIRE(got == 1);
+    CHECK(c[0].ok);
+    CHECK(c[0].length == 8);
+    nodes[0]->deregister_memory(mr);
+}
+
 TEST_CASE("wait returns on a completion, on interrupt and on timeout", "[ib][driver]") {
     std::string kind = GENERATE(from_range(std::begin(kDriverKinds), std::end(kDriverKinds)));
     INFO("driver " << kind);
@@ -520,6 +571,12 @@ TEST_CASE("open_driver selects drivers and explains failures", "[ib][driver]") {
     error.clear();
     CHECK(open_driver("ofi", config, &error) == nullptr);
     CHECK(error.find("no-such-provider") != std::string::npos);
+
+    // A provider that cannot carry the job's handshake is refused, with why.
+    config.provider = "sockets";
+    error.clear();
+    CHECK(open_driver("ofi", config, &error) == nullptr);
+    CHECK(error.find("cannot carry the job's connection handshake") != std::string::npos);
 
     config.provider.clear();
     auto driver = open_driver("auto", config, &error);
