@@ -209,6 +209,13 @@ def case_hydra():
     if r.returncode != 0 or r.stdout.count("pmi ok") != 3:
         fail("pmi_probe kvs under hydra", r)
     expect_no_leftovers()
+    # MPI between node processes started by hydra: node process 0 makes the
+    # job's secret and publishes it through hydra's key-value store.
+    r = subprocess.run([hydra, "-n", "3", RANK_LAYOUT, "block", "3", MARKER],
+                       capture_output=True, text=True, timeout=60)
+    if r.returncode != 0 or "rank_layout: block 3 ok" not in r.stdout:
+        fail("rank_layout over 3 node processes under hydra", r)
+    expect_no_leftovers()
 
 
 def ssh_env(**extra):
