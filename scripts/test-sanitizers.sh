@@ -78,6 +78,7 @@ msg_storm n4 N2 thread seed6
 hang recv n2
 hang waitall n2 N2
 api_errors n4 N2
+mpcrun dropin_output
 attrs N2 thread
 topo n4
 world_info n4

@@ -226,6 +226,26 @@ TEST_CASE("the variables node processes get", "[launcher][remote]") {
               {"MPC_STACK_SIZE", "1M"}, {"B", "from here"}, {"HOME", "/root"}, {"MPC_EMPTY", ""}});
 }
 
+TEST_CASE("output options reach the node processes", "[launcher][remote]") {
+    auto vars_of = [](const Options& o) {
+        std::map<std::string, std::string> vars;
+        for (auto& [k, v] : job_variables(o, plan_of(o))) vars[k] = v;
+        return vars;
+    };
+    CHECK(vars_of(options({"-n", "2", "--tag-output", "p"}))["MPC_OUTPUT_LABEL"] == "tag");
+    CHECK(vars_of(options({"-n", "2", "-l", "p"}))["MPC_OUTPUT_LABEL"] == "rank");
+    CHECK(vars_of(options({"-n", "2", "p"})).count("MPC_OUTPUT_LABEL") == 0);
+    CHECK(vars_of(options({"-n", "2", "--output-filename", "/abs/dir", "p"}))["MPC_OUTPUT_DIR"] ==
+          "/abs/dir");
+    // A relative directory is mpcrun's: node processes elsewhere get it whole.
+    char cwd[4096];
+    REQUIRE(getcwd(cwd, sizeof cwd));
+    CHECK(vars_of(options({"-n", "2", "--output-filename", "out", "p"}))["MPC_OUTPUT_DIR"] ==
+          std::string(cwd) + "/out");
+    // -ppn's ranks are the ones the node processes count.
+    CHECK(vars_of(options({"-ppn", "3", "--hosts", "a,b", "p"}))["MPC_NRANKS"] == "6");
+}
+
 TEST_CASE("-ppn: ranks per node pick the nodes, or the ranks", "[launcher][plan]") {
     JobPlan p = plan_of(options({"-n", "4", "-ppn", "2", "--hosts", "a,b,c,d", "prog"}));
     CHECK(p.nodes == 2);  // ceil(4 / 2) of the 4 hosts
