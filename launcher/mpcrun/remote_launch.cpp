@@ -109,8 +109,11 @@ std::vector<std::string> ssh_command(const std::string& ssh, const std::string& 
     // ssh joins its arguments with spaces for the remote shell: one string,
     // quoted here, survives that whatever the values hold. The script runs in
     // sh, whatever the login shell, for its `read`.
-    std::string script = "cd " + shell_quote(directory) + " && IFS= read -r " + secret_variable +
-                         " && export " + secret_variable + " && exec env";
+    // Without the secret line (ssh -n in MPC_SSH, say) it says so and stops.
+    std::string script = "cd " + shell_quote(directory) + " && { IFS= read -r " + secret_variable +
+                         " || { echo \"fibermpi: no job secret on standard input (ssh -n in "
+                         "MPC_SSH?)\" >&2; exit 255; }; } && export " +
+                         secret_variable + " && exec env";
     for (const auto& [name, value] : vars)
         script.append(" ").append(shell_quote(name + "=" + value));
     for (const std::string& word : program) script.append(" ").append(shell_quote(word));

@@ -1,8 +1,9 @@
 // mpcrun/remote_launch: the commands that start node processes elsewhere.
 //
 // ssh: one command per node process, `$MPC_SSH host 'exec sh -c SCRIPT'`
-// (MPC_SSH may hold options: "ssh -p 2222"), SCRIPT being `cd DIR && IFS=
-// read -r SECRET && export SECRET && exec env VAR=VALUE... program args`. A
+// (MPC_SSH may hold options: "ssh -p 2222"), SCRIPT being `cd DIR && { IFS=
+// read -r SECRET || (say so, exit 255); } && export SECRET && exec env
+// VAR=VALUE... program args`. A
 // remote shell starts with the remote user's environment, so every variable
 // the node process needs is in the command line, except the job's secret:
 // that one is the first line of the remote command's standard input, read by

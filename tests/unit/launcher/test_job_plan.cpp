@@ -173,7 +173,8 @@ TEST_CASE("ssh commands quote what the remote shell will read", "[launcher][remo
     CHECK(cmd[3] == "node7");
     // sh reads the secret from standard input; the script is quoted once more.
     const std::string script =
-        "cd '/home/u/run dir' && IFS= read -r SECRET && export SECRET && exec env "
+        "cd '/home/u/run dir' && { IFS= read -r SECRET || { echo \"fibermpi: no job secret on "
+        "standard input (ssh -n in MPC_SSH?)\" >&2; exit 255; }; } && export SECRET && exec env "
         "'MPC_NODE_ID=3' 'X=a b;c' './prog' 'it'\\''s'";
     CHECK(cmd[4] == "exec sh -c " + shell_quote(script));
     CHECK(ssh_command("", "h", "/", {}, {"p"}, "S")[0] == "ssh");
