@@ -36,35 +36,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// An address of this host that `host` (an address or a name) stands for:
-// the first of its addresses a socket can bind. Empty with *error if none.
-std::string local_address_of(const std::string& host, std::string* error) {
-    addrinfo hints{};
-    hints.ai_socktype = SOCK_STREAM;
-    addrinfo* found = nullptr;
-    if (int rc = getaddrinfo(host.c_str(), nullptr, &hints, &found); rc != 0) {
-        *error = "MPC_PMI_HOST=" + host + ": " + gai_strerror(rc);
-        return {};
-    }
-    std::string chosen;
-    for (addrinfo* a = found; a && chosen.empty(); a = a->ai_next) {
-        const int fd = socket(a->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd < 0) continue;
-        if (bind(fd, a->ai_addr, a->ai_addrlen) == 0) {
-            char text[INET6_ADDRSTRLEN] = {};
-            const void* where = a->ai_family == AF_INET
-                                    ? static_cast<const void*>(
-                                          &reinterpret_cast<sockaddr_in*>(a->ai_addr)->sin_addr)
-                                    : static_cast<const void*>(
-                                          &reinterpret_cast<sockaddr_in6*>(a->ai_addr)->sin6_addr);
-            if (inet_ntop(a->ai_family, where, text, sizeof text)) chosen = text;
-        }
-        close(fd);
-    }
-    freeaddrinfo(found);
-    if (chosen.empty()) *error = "MPC_PMI_HOST=" + host + " is not an address of this host";
-    return chosen;
-}
 constexpr auto kKillGrace = std::chrono::seconds(1);   // SIGTERM, then SIGKILL
 constexpr auto kDrainGrace = std::chrono::seconds(1);  // output left after the last exit
 // A remote node process's PMI connection closed early: the time its launcher
@@ -222,7 +193,8 @@ std::string Job::pmi_address(std::string* error) {
     const char* chosen = getenv("MPC_PMI_HOST");
     if (chosen && *chosen) {
         host = chosen;
-        bind_to = local_address_of(host, error);
+        bind_to = runtime::netif::local_address_of(host, error);
+        if (bind_to.empty()) *error = "MPC_PMI_HOST=" + host + ": " + *error;
     } else if (plan_.one_host) {
         host = bind_to = runtime::netif::kLoopback;
     } else {

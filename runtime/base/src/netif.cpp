@@ -4,7 +4,9 @@
 #include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <net/if.h>
+#include <netdb.h>
 #include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -36,6 +38,34 @@ std::string job_address(std::string* error) {
         return {};
     }
     return found.empty() ? kLoopback : found;
+}
+
+std::string local_address_of(const std::string& host, std::string* error) {
+    addrinfo hints{};
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    if (int rc = getaddrinfo(host.c_str(), nullptr, &hints, &found); rc != 0) {
+        *error = gai_strerror(rc);
+        return {};
+    }
+    std::string chosen;
+    for (addrinfo* a = found; a && chosen.empty(); a = a->ai_next) {
+        const int fd = socket(a->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0) continue;
+        if (bind(fd, a->ai_addr, a->ai_addrlen) == 0) {
+            char text[INET6_ADDRSTRLEN] = {};
+            const void* where = a->ai_family == AF_INET
+                                    ? static_cast<const void*>(
+                                          &reinterpret_cast<sockaddr_in*>(a->ai_addr)->sin_addr)
+                                    : static_cast<const void*>(
+                                          &reinterpret_cast<sockaddr_in6*>(a->ai_addr)->sin6_addr);
+            if (inet_ntop(a->ai_family, where, text, sizeof text)) chosen = text;
+        }
+        close(fd);
+    }
+    freeaddrinfo(found);
+    if (chosen.empty()) *error = "not an address of this host";
+    return chosen;
 }
 
 bool is_this_host(const std::string& name) {

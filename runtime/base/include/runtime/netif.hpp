@@ -17,6 +17,10 @@ constexpr const char* kLoopback = "127.0.0.1";
 // empty with *error when MPC_NET_IF names no interface with an IPv4 address.
 std::string job_address(std::string* error);
 
+// The first address of this host that `host` (an address or a name) stands
+// for, one a socket can bind; empty with *error when none is.
+std::string local_address_of(const std::string& host, std::string* error);
+
 // Whether `name` designates this host: localhost, a loopback address, or
 // this host's name (full or up to its first dot).
 bool is_this_host(const std::string& name);
