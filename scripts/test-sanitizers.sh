@@ -83,6 +83,7 @@ api_errors n4 N2
 mpit_threads n4
 mpit_threads N2 thread
 mpit_traffic N2 collaborative
+mpcrun dropin_output
 attrs N2 thread
 topo n4
 world_info n4

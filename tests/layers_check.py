@@ -39,8 +39,9 @@ PUBLIC = {
     "collectives/": "collectives",
 }
 # Generated files: the C API (mpi.h and its tables belong to the engine's
-# level: everything above the network may see them) and the Fortran layout.
-GENERATED = {"mpi.h": "mpi engine", "mpi_tables.inc": "mpi engine",
+# level: everything above the network may see them), the Fortran layout and
+# mpcrun's usage text (generated from launcher/doc).
+GENERATED = {"mpcrun_usage.hpp": "launcher", "mpi.h": "mpi engine", "mpi_tables.inc": "mpi engine",
              "fortran_layout.hpp": "Fortran bindings"}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)

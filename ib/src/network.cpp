@@ -37,6 +37,16 @@ std::vector<int> steal_order(int local, const std::vector<int>& numa_of,
     return order;
 }
 
+// MPC_NET_FAULT=hold: waits for the file MPC_NET_HOLD_FILE to appear (at
+// most MPC_CONNECT_TIMEOUT).
+void hold_until_file() {
+    const char* path = runtime::env::get("MPC_NET_HOLD_FILE");
+    if (!path) runtime::fatal("MPC_NET_FAULT=hold needs MPC_NET_HOLD_FILE");
+    const double limit = runtime::env::get_seconds("MPC_CONNECT_TIMEOUT", 60.0);
+    const int64_t deadline = runtime::now_ns() + static_cast<int64_t>(limit * 1e9);
+    while (access(path, F_OK) != 0 && runtime::now_ns() < deadline) usleep(10000);
+}
+
 }  // namespace
 
 NetworkConfig NetworkConfig::from_env() {
@@ -191,7 +201,8 @@ bool NetworkImpl::init(const std::vector<std::string>& addresses, std::string* e
     for (uint32_t i = send_buffers_; i > 0; --i) send_free_.push_back(i - 1);
 
     Driver* d = driver_.get();
-    const bool refuse = fault_plan_from_env(layout_.node_id).refuse_registrations;
+    const FaultPlan faults = fault_plan_from_env(layout_.node_id);
+    const bool refuse = faults.refuse_registrations;
     rcache_ = std::make_unique<RegistrationCache>(
         [d, refuse](void* addr, size_t len, MemoryRegion* out) {
             return !refuse && d->register_memory(addr, len, out) == Status::Ok;
@@ -199,6 +210,7 @@ bool NetworkImpl::init(const std::vector<std::string>& addresses, std::string* e
         [d](MemoryRegion& mr) { d->deregister_memory(mr); }, config_.rcache_max_bytes);
     set_global_rcache(rcache_.get());
 
+    if (faults.hold_connect) hold_until_file();
     if (nodes > 1 && driver_->connect_all(addresses) != Status::Ok) {
         *error =
             std::string("the ") + driver_->name() + " driver could not connect the node processes";
@@ -490,8 +502,11 @@ void NetworkImpl::shutdown() {
 
 namespace {
 
-DriverConfig driver_config(const NetworkConfig& c, const NetworkLayout& layout) {
+DriverConfig driver_config(const NetworkConfig& c, const NetworkLayout& layout,
+                           const runtime::auth::Secret& secret) {
     DriverConfig d;
+    d.secret = secret;
+    d.one_host = layout.one_host;
     d.self = layout.node_id;
     d.num_peers = layout.num_nodes;
     d.recv_buffer_size = c.buffer_size;
@@ -538,7 +553,10 @@ std::unique_ptr<Network> Network::start(const NetworkConfig& config, const Netwo
                                         const Upcalls& upcalls, runtime::Bootstrap& boot,
                                         std::string* error) {
     NetworkConfig c = with_defaults(config, layout.num_nodes);
-    std::unique_ptr<Driver> driver = open_driver(c.driver, driver_config(c, layout), error);
+    // The secret is known from the launcher, or after a first fence (which
+    // the host's has been: see Bootstrap::job_secret).
+    std::unique_ptr<Driver> driver =
+        open_driver(c.driver, driver_config(c, layout, boot.job_secret()), error);
     if (!driver) return nullptr;
     boot.put("mpc-net-" + std::to_string(layout.node_id), driver->local_address());
     boot.fence();

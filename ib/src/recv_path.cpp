@@ -348,7 +348,7 @@ void NetworkImpl::start_rendezvous_recv(int local, const RecvTarget& target, con
     if (op->reg) {
         const MemoryRegion& mr = RegistrationCache::region(op->reg);
         cts.addr = mr.remote_base + static_cast<uint64_t>(dest - static_cast<char*>(mr.addr));
-        cts.rkey = mr.remote_key;
+        cts.rkey = driver_->remote_key_for(mr, src_node);
     } else {
         // No RDMA into this buffer: the sender sends the data as messages,
         // which unpack straight into the target (no bounce needed).

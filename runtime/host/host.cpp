@@ -197,6 +197,7 @@ void vp_start(int) {
 }  // namespace
 
 int run(MainFn user_main, int argc, char** argv, char** envp) {
+    output_setup();  // before the rank images copy stdout and stderr
     std::unique_ptr<runtime::Bootstrap> boot = runtime::Bootstrap::create();
     g_boot = boot.get();
     runtime::set_job_killer(kill_job);
@@ -269,6 +270,7 @@ int run(MainFn user_main, int argc, char** argv, char** envp) {
         nl.node_id = layout.node_id;
         nl.num_nodes = nodes;
         nl.node_of = layout.node_of;
+        nl.one_host = share.count == nodes;  // the network listens on loopback only
         nl.local_of.assign(layout.node_of.size(), 0);
         std::vector<int> count(static_cast<size_t>(nodes), 0);
         for (size_t r = 0; r < layout.node_of.size(); ++r)
@@ -333,6 +335,7 @@ int run(MainFn user_main, int argc, char** argv, char** envp) {
         // late completion it makes must not unpark a freed task.
         if (g_net) g_net->shutdown();
     }
+    output_finish();
     if (g_net) boot->fence();  // no node process closes its connections while others still send
     report_statistics(g_net);
     unload_images(images);

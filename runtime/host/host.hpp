@@ -66,6 +66,14 @@ int libc_sigaction(int sig, const struct sigaction* act, struct sigaction* old);
 bool in_forked_child();
 void watch_forks();
 
+// The ranks' output marked by rank, or in a file per rank (rank_output.cpp):
+// set up from MPC_OUTPUT_LABEL / MPC_OUTPUT_DIR before the rank images load;
+// output_intercept takes a write(2) on descriptor 1 or 2 when marking is on
+// (true: taken); output_finish sends out the last unfinished lines.
+void output_setup();
+bool output_intercept(int fd, const void* buf, size_t len);
+void output_finish();
+
 }  // namespace mpc::host
 
 namespace mpc::ib {

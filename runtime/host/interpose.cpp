@@ -13,6 +13,9 @@
 //                      so that a rank's C++ thread_local objects, atexit
 //                      handlers and static objects are destroyed when the rank
 //                      ends (host.hpp says why);
+//   write              so that what a rank writes on descriptors 1 and 2 can be
+//                      marked with its rank (mpcrun --tag-output; a flag
+//                      test otherwise);
 //   free, realloc, munmap, mremap, madvise
 //                      so that network registrations of memory going away are
 //                      invalidated (the registration cache must never hand out
@@ -165,6 +168,13 @@ __attribute__((visibility("default"))) int on_exit(void (*fn)(int, void*), void*
     static OnExitFn real = next_symbol<OnExitFn>("on_exit");
     if (mpc::host::defer_on_exit(fn, arg)) return 0;
     return real(fn, arg);
+}
+
+__attribute__((visibility("default"))) ssize_t write(int fd, const void* buf, size_t len) {
+    using WriteFn = ssize_t (*)(int, const void*, size_t);
+    static WriteFn real = next_symbol<WriteFn>("write");
+    if (mpc::host::output_intercept(fd, buf, len)) return static_cast<ssize_t>(len);
+    return real(fd, buf, len);
 }
 
 // libstdc++ registers the destructor of every thread_local object through

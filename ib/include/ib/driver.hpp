@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/auth.hpp"
+
 namespace mpc::ib {
 
 // Result of a non-blocking driver call. Again: no resource right now (send
@@ -73,6 +75,12 @@ struct DriverConfig {
     uint32_t recv_buffers = 256;     // buffers in the shared receive pool
     uint32_t send_queue_depth = 256; // outstanding sends+writes per connection
     std::string provider;          // ofi: libfabric provider name (default "tcp")
+    // The job's secret: every connection between node processes opens with
+    // the handshake of runtime/handshake.hpp over it (tcp, ofi).
+    runtime::auth::Secret secret;
+    // Every node process runs on this host: listeners bind loopback only;
+    // otherwise the job's interface (runtime/netif.hpp).
+    bool one_host = false;
 
     // What every driver's open() checks first.
     bool valid() const {
@@ -95,6 +103,13 @@ public:
     // Registers memory for local access and remote writes.
     virtual Status register_memory(void* addr, size_t length, MemoryRegion* out) = 0;
     virtual void deregister_memory(MemoryRegion& mr) = 0;
+    // The key to give `peer` for writes into mr: a driver that binds keys to
+    // connections (tcp) answers a different one per peer, and a write from
+    // another peer with it fails as a bad key would.
+    virtual uint64_t remote_key_for(const MemoryRegion& mr, int peer) const {
+        (void)peer;
+        return mr.remote_key;
+    }
 
     // The shared receive pool: buffers are posted at open; a Recv completion
     // names one, and the caller gives it back with repost_recv once it has

@@ -106,6 +106,7 @@ struct NetworkLayout {
     std::vector<int> node_of;        // world rank -> node process
     std::vector<int> local_of;       // world rank -> local index on its node
     std::vector<int> local_numa;     // local index -> NUMA node of its core
+    bool one_host = false;           // every node process on this host (listeners bind loopback)
 };
 
 struct RankNetStats {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "runtime/auth.hpp"
 #include "runtime/log.hpp"
 
 namespace mpc::ib::ofi {
@@ -18,8 +19,18 @@ constexpr int kBatch = 32;
 
 Status OfiDriver::register_memory(void* addr, size_t length, MemoryRegion* out) {
     fid_mr* mr = nullptr;
-    int ret = fi_mr_reg(domain_.get(), addr, length, kMrAccess, 0, next_key_.fetch_add(1), 0, &mr,
-                        nullptr);
+    int ret = -FI_ENOKEY;
+    // Where the provider lets us choose keys: random ones (within its key
+    // size), drawn again if one is taken. Otherwise the provider's.
+    for (int attempt = 0; attempt < 4 && ret == -FI_ENOKEY; ++attempt) {
+        uint64_t key = 0;
+        if (!prov_key_) {
+            runtime::auth::random_bytes(&key, sizeof key);
+            const size_t bytes = info_->domain_attr->mr_key_size;
+            if (bytes > 0 && bytes < sizeof key) key &= (uint64_t{1} << (8 * bytes)) - 1;
+        }
+        ret = fi_mr_reg(domain_.get(), addr, length, kMrAccess, 0, key, 0, &mr, nullptr);
+    }
     if (ret != 0) {
         // Said once: the network copes (rendezvous falls back to copies), and
         // a limit that is reached once is usually reached again and again.

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "runtime/auth.hpp"
 #include "runtime/log.hpp"
 
 namespace mpc::ib::tcp {
@@ -41,7 +42,14 @@ std::string socket_error(const char* what, int err) {
 
 Status TcpDriver::register_memory(void* addr, size_t length, MemoryRegion* out) {
     std::lock_guard<runtime::SpinLock> guard(region_lock_);
-    const uint64_t key = next_key_++;
+    uint64_t key = 0;
+    do {  // 0 marks no registration; a repeat of a live key is drawn again
+        if (keys_left_ == 0) {
+            runtime::auth::random_bytes(key_pool_, sizeof key_pool_);
+            keys_left_ = sizeof key_pool_ / sizeof key_pool_[0];
+        }
+        key = key_pool_[--keys_left_];
+    } while (key == 0 || regions_.count(key));
     regions_[key] = Region{reinterpret_cast<uintptr_t>(addr), length};
     out->addr = addr;
     out->length = length;
@@ -293,7 +301,7 @@ TcpDriver::Start TcpDriver::start_frame(Connection& conn) {
         if (avail < sizeof header + sizeof(WriteTarget)) return Start::NeedBytes;
         WriteTarget target;
         std::memcpy(&target, in.stage.get() + in.begin + sizeof header, sizeof target);
-        if (!find_region(target.key, target.addr, header.length)) {
+        if (!find_region(target.key ^ conn.key_mask, target.addr, header.length)) {
             fail(conn, "node " + std::to_string(conn.peer) +
                            " wrote outside any registered region (bad key or range)");
             return Start::Broken;

@@ -21,8 +21,19 @@
 // the kernel; its completion waits in a ring for poll_send_cq.
 // Receiving: a poll asks an epoll set which sockets have data (see
 // poll_recv_cq for why it does not simply try recv on each).
-// Keys are this driver's own: a write naming a key or range nobody
-// registered breaks the connection (as RDMA transports do).
+// Keys are this driver's own: 64 random bits per registration, and each
+// connection has a random mask of its own that a key is combined with before
+// it is given to that peer (remote_key_for), so a key is unguessable and good
+// on the connection it was given to only. A write naming a key or range
+// nobody registered (or given to another peer) breaks the connection (as RDMA
+// transports do).
+//
+// Connections open with the job's handshake (runtime/handshake.hpp) in
+// tcp_setup.cpp: every pair of node processes is connected once, all
+// handshakes progress together in one poll loop, and a connection that fails
+// its proof, or keeps silent, is closed and logged without holding up the
+// others. The listener binds loopback for a job on one host, else the job's
+// interface, and closes once every pair is connected.
 //
 // Threading: posts to one connection serialize on its out_lock; the receive
 // side (Inbound) belongs to the thread polling the receive CQ (one at a
@@ -70,6 +81,10 @@ class TcpDriver final : public Driver, public ConnectionWatch {
 
     Status register_memory(void* addr, size_t length, MemoryRegion* out) override;
     void deregister_memory(MemoryRegion& mr) override;
+    uint64_t remote_key_for(const MemoryRegion& mr, int peer) const override {
+        const Connection* conn = connections_[static_cast<size_t>(peer)].get();
+        return conn ? mr.remote_key ^ conn->key_mask : mr.remote_key;
+    }
 
     void* recv_buffer(uint32_t index) override {
         return pool_.data() + static_cast<size_t>(index) * config_.recv_buffer_size;
@@ -119,6 +134,7 @@ class TcpDriver final : public Driver, public ConnectionWatch {
     struct Connection {
         int peer = -1;
         UniqueFd fd;
+        uint64_t key_mask = 0;                 // random: keys given to this peer are key ^ key_mask
         std::mutex out_lock;                   // the sending half and `why`
         std::deque<OutOp> out;                 // queued, in posting order
         std::atomic<uint32_t> outstanding{0};  // posted, completion not yet polled
@@ -146,7 +162,10 @@ class TcpDriver final : public Driver, public ConnectionWatch {
     explicit TcpDriver(const DriverConfig& config) : config_(config) {}
     bool init(std::string* error);
     bool listen(std::string* error);
-    Status accept_lower(int expected, int64_t deadline, std::string* error);
+    // tcp_setup.cpp: connects every pair through the handshake; false with
+    // *error (nodes missing at the deadline, a peer that failed its proof).
+    bool set_up_connections(const std::vector<std::string>& addresses, int64_t deadline,
+                            std::string* error);
     bool ready_connection(Connection& conn, std::string* error);
 
     Status post(int peer, const FrameHeader& header, const WriteTarget* target, const void* buf,
@@ -195,7 +214,8 @@ class TcpDriver final : public Driver, public ConnectionWatch {
     std::atomic<bool> staged_{false};  // a poll left whole headers in a stage
     runtime::SpinLock region_lock_;
     std::unordered_map<uint64_t, Region> regions_;
-    uint64_t next_key_ = 1;
+    uint64_t key_pool_[32];  // random keys drawn ahead (one getrandom per 32 registrations)
+    size_t keys_left_ = 0;
 };
 
 }  // namespace mpc::ib::tcp
