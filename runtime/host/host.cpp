@@ -248,9 +248,8 @@ int run(MainFn user_main, int argc, char** argv, char** envp) {
     // Private globals per rank (rank images), unless the user opted out.
     ImageSet images =
         load_images(user_main, nlocal, runtime::env::get_bool("MPC_SHARED_GLOBALS", false));
-    opts.task_tls_size = images.tls_size;
-    opts.task_tls_offset = images.tls_offset;
-    opts.task_tls_init = images.tls_init.data();
+    if (images.tls_size)
+        opts.task_tls.push_back({images.tls_offset, images.tls_size, images.tls_init.data()});
     g_rank_images = images.objects;
 
     for (int vp = 0; vp < opts.num_vps; ++vp)
