@@ -17,6 +17,7 @@
 
 #include "ib/network.hpp"
 #include "images.hpp"
+#include "openmp.hpp"
 #include "mpi_api/hang_watch.hpp"
 #include "mpi_api/net.hpp"
 #include "mpi_api/process.hpp"
@@ -113,6 +114,7 @@ void rank_done(mpi::RankState* rank, int status) {
 
 void rank_main(void* p) {
     auto* a = static_cast<RankArgs*>(p);
+    start_openmp_rank(a->rank->local_index);
     int status = a->main(static_cast<int>(a->args.size()), a->argv.data(), a->envp);
     run_rank_exit(g_rank_images[static_cast<size_t>(a->rank->local_index)]);  // as exit() does
     rank_done(a->rank, status);
@@ -229,6 +231,8 @@ int run(MainFn user_main, int argc, char** argv, char** envp) {
     opts.num_vps =
         static_cast<int>(runtime::env::get_int("MPC_VPS", std::min(our_cores, nlocal), 1, 4096));
     opts.num_vps = std::max(1, std::min(opts.num_vps, nlocal));
+    // OpenMP programs: their ranks' VPs, cores and thread-local state.
+    plan_rank_threads(&opts, nlocal, runtime::env::get("MPC_VPS") != nullptr);
     // No cores of our own (more node processes than cores), or more VPs than them.
     opts.shared_cores = opts.cores.empty() || opts.num_vps > static_cast<int>(opts.cores.size());
     opts.stack_size = runtime::env::get_size("MPC_STACK_SIZE", default_stack_size());

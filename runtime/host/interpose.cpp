@@ -31,6 +31,7 @@
 
 #include "host.hpp"
 #include "ib/network.hpp"
+#include "openmp.hpp"
 #include "runtime/log.hpp"
 #include "runtime/sanitizers.hpp"
 #include "runtime/topology.hpp"
@@ -131,6 +132,8 @@ __attribute__((visibility("default"))) int pthread_create(pthread_t* thread,
     if (attr && pthread_attr_getaffinity_np(attr, sizeof(chosen), &chosen) == 0 &&
         CPU_COUNT(&chosen) < CPU_SETSIZE)
         affinity = nullptr;
+    cpu_set_t rank_cores;  // an OpenMP runtime's thread: its rank's cores
+    affinity = mpc::host::openmp_thread_cores(owner, fn, attr, affinity, &rank_cores);
     ThreadStart start{fn, arg, owner, affinity};
     int rc = real(thread, attr, thread_trampoline, &start);
     if (rc == 0)
