@@ -1,10 +1,12 @@
 // Ranks of an OpenMP program as the OpenMP runtime's processes (openmp.hpp
-// says what and why; the OMPT tool for libomp's shared pool is in
-// openmp_ompt.cpp).
+// says what and why): the plan (VPs, cores, TLS regions, default teams) and
+// what the entry points of openmp_gomp.cpp and the OMPT tool of
+// openmp_ompt.cpp ask of it.
 #include "openmp.hpp"
 
 #include <dlfcn.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -27,6 +29,7 @@ struct RankCores {
     std::vector<int> cpus;          // its processors, in order
     cpu_set_t set{};                // the same as a set
     std::atomic<unsigned> next{0};  // libgomp's bound threads take the block's cores in turn
+    bool shares_vp = false;         // other ranks run on the rank's VP
 };
 
 struct Plan {
@@ -66,13 +69,15 @@ void lay_out_cores(const sched::Options& opts, int nlocal) {
     const int vps = opts.num_vps;
     for (int i = 0; i < nlocal; ++i) {
         RankCores& rc = g_plan.cores[static_cast<size_t>(i)];
+        const long vp = static_cast<long>(i) * vps / nlocal;
+        rc.shares_vp = (i > 0 && static_cast<long>(i - 1) * vps / nlocal == vp) ||
+                       (i + 1 < nlocal && static_cast<long>(i + 1) * vps / nlocal == vp);
         std::vector<int> block;
         if (ncores > 0 && vps == nlocal && nlocal <= ncores) {
             for (int c = i * ncores / nlocal; c < (i + 1) * ncores / nlocal; ++c)
                 block.push_back(opts.cores[static_cast<size_t>(c)]);
         } else if (ncores > 0) {
-            block.push_back(
-                sched::core_of_vp(opts, static_cast<int>(static_cast<long>(i) * vps / nlocal)));
+            block.push_back(sched::core_of_vp(opts, static_cast<int>(vp)));
         }
         rc.cores = std::max<int>(1, static_cast<int>(block.size()));
         CPU_ZERO(&rc.set);
@@ -108,19 +113,30 @@ void find_runtimes(const std::vector<elf::LoadedObject>& objects) {
         setenv("KMP_AFFINITY", "disabled", 0);
 }
 
-RankLock* rank_critical() {
-    if (!g_plan.critical) return nullptr;
+mpi::RankState* calling_rank() {
     auto* rank = static_cast<mpi::RankState*>(sched::current_owner());
-    if (!rank || rank->local_index >= g_plan.nlocal) return nullptr;
-    return &g_plan.critical[static_cast<size_t>(rank->local_index)];
-}
-
-template <class Fn>
-Fn next_symbol(const char* name) {
-    return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
+    return rank && rank->local_index < g_plan.nlocal ? rank : nullptr;
 }
 
 }  // namespace
+
+RankLock* rank_critical_lock() {
+    mpi::RankState* rank = g_plan.critical ? calling_rank() : nullptr;
+    return rank ? &g_plan.critical[static_cast<size_t>(rank->local_index)] : nullptr;
+}
+
+void check_team_size(int threads) {
+    if (threads <= 1 || !g_plan.openmp || !sched::in_task()) return;
+    mpi::RankState* rank = calling_rank();
+    if (!rank || !g_plan.cores[static_cast<size_t>(rank->local_index)].shares_vp) return;
+    static std::atomic<bool> warned{false};
+    if (warned.exchange(true)) return;
+    runtime::warn(
+        "rank %d starts an OpenMP team of %d threads on a virtual processor it shares with "
+        "other ranks: while its master waits for the team inside the OpenMP runtime, they "
+        "cannot run (give each rank a VP of its own: OMP_NUM_THREADS=%d, or MPC_VPS=%d)",
+        rank->world_rank, threads, threads, g_plan.nlocal);
+}
 
 void plan_rank_threads(sched::Options* opts, int nlocal, bool vps_chosen) {
     const std::vector<elf::LoadedObject> objects = elf::loaded_objects();
@@ -201,27 +217,3 @@ void move_openmp_worker(void* owner) {
 }
 
 }  // namespace mpc::host
-
-// ---- The unnamed critical section, per rank -----------------------------------
-
-extern "C" {
-
-__attribute__((visibility("default"))) void GOMP_critical_start() {
-    using Fn = void (*)();
-    static Fn real = mpc::host::next_symbol<Fn>("GOMP_critical_start");
-    if (mpc::host::RankLock* lock = mpc::host::rank_critical())
-        lock->lock();
-    else if (real)
-        real();
-}
-
-__attribute__((visibility("default"))) void GOMP_critical_end() {
-    using Fn = void (*)();
-    static Fn real = mpc::host::next_symbol<Fn>("GOMP_critical_end");
-    if (mpc::host::RankLock* lock = mpc::host::rank_critical())
-        lock->unlock();
-    else if (real)
-        real();
-}
-
-}  // extern "C"

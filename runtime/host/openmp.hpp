@@ -53,6 +53,15 @@ void start_openmp_rank(int local);
 const cpu_set_t* openmp_thread_cores(void* owner, void* (*fn)(void*), const pthread_attr_t* attr,
                                      const cpu_set_t* fallback, cpu_set_t* scratch);
 
+// The calling rank's unnamed critical section (openmp_gomp.cpp), or null
+// when the caller is no rank of an OpenMP program.
+class RankLock;
+RankLock* rank_critical_lock();
+
+// A rank starts a team of `threads` threads: warns (once) when the rank
+// shares its VP with others (see above).
+void check_team_size(int threads);
+
 // A worker of the OpenMP runtime's shared pool that now works for rank
 // `owner` (openmp_ompt.cpp): it moves to that rank's cores.
 void move_openmp_worker(void* owner);

@@ -5,7 +5,8 @@
 // keeps a pool per master thread and has no OMPT). The rank a thread works
 // for is set when it begins its implicit task, from what the master noted at
 // the region's start; a worker that changes ranks moves to its new rank's
-// cores. Must never do more than that per region: no other callback.
+// cores. Must never do more than that per region (and the warning of
+// check_team_size): no other callback.
 //
 // The few OMPT types used are declared here (the ABI the standard fixes), so
 // that building the runtime needs no OpenMP headers. A user's own tool
@@ -37,9 +38,10 @@ constexpr int kImplicitTask = 7;   // ompt_callback_implicit_task
 constexpr int kScopeBegin = 1;     // ompt_scope_begin
 
 // On the thread that starts a region: the region carries its rank.
-void on_parallel_begin(OmptData*, const void*, OmptData* parallel_data, unsigned, int,
+void on_parallel_begin(OmptData*, const void*, OmptData* parallel_data, unsigned requested, int,
                        const void*) {
     if (parallel_data) parallel_data->ptr = mpc::sched::current_owner();
+    mpc::host::check_team_size(static_cast<int>(requested));
 }
 
 // On every thread of the team, as it begins its share.
