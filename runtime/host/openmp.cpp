@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -41,6 +42,7 @@ struct Plan {
     std::unique_ptr<RankCores[]> cores;    // per local rank
     std::unique_ptr<RankLock[]> critical;  // the unnamed critical section, per local rank
     int nlocal = 0;
+    bool vps_chosen = false;  // the user set the VP count
     void (*set_num_threads)(int) = nullptr;
 };
 Plan g_plan;
@@ -131,17 +133,23 @@ void check_team_size(int threads) {
     if (!rank || !g_plan.cores[static_cast<size_t>(rank->local_index)].shares_vp) return;
     static std::atomic<bool> warned{false};
     if (warned.exchange(true)) return;
+    char remedy[96];
+    if (g_plan.vps_chosen)
+        snprintf(remedy, sizeof(remedy), "MPC_VPS=%d or -c %d", g_plan.nlocal, g_plan.nlocal);
+    else
+        snprintf(remedy, sizeof(remedy), "OMP_NUM_THREADS=%d", threads);
     runtime::warn(
         "rank %d starts an OpenMP team of %d threads on a virtual processor it shares with "
         "other ranks: while its master waits for the team inside the OpenMP runtime, they "
-        "cannot run (give each rank a VP of its own: OMP_NUM_THREADS=%d, or MPC_VPS=%d)",
-        rank->world_rank, threads, threads, g_plan.nlocal);
+        "cannot run (%s gives each rank a VP of its own)",
+        rank->world_rank, threads, remedy);
 }
 
 void plan_rank_threads(sched::Options* opts, int nlocal, bool vps_chosen) {
     const std::vector<elf::LoadedObject> objects = elf::loaded_objects();
     find_runtimes(objects);
     g_plan.nlocal = nlocal;
+    g_plan.vps_chosen = vps_chosen;
     if (g_plan.openmp) {
         const int team = team_size_from_env();
         g_plan.team_from_env = team > 0;
