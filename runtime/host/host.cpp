@@ -190,8 +190,9 @@ std::vector<int> core_block(const HostShare& share, const std::vector<int>& allo
     return block;
 }
 
-void vp_start(int) {
+void vp_start(int vp) {
     setup_signal_stack();
+    start_openmp_vp(vp);
 }
 
 }  // namespace

@@ -42,7 +42,8 @@ struct Plan {
     std::unique_ptr<RankCores[]> cores;    // per local rank
     std::unique_ptr<RankLock[]> critical;  // the unnamed critical section, per local rank
     int nlocal = 0;
-    bool vps_chosen = false;  // the user set the VP count
+    bool vps_chosen = false;   // the user set the VP count
+    bool vp_per_rank = false;  // VP i runs rank i alone
     void (*set_num_threads)(int) = nullptr;
 };
 Plan g_plan;
@@ -165,6 +166,7 @@ void plan_rank_threads(sched::Options* opts, int nlocal, bool vps_chosen) {
         const int ncores = static_cast<int>(opts->cores.size());
         g_plan.bind = opts->bind && ncores > 0;
         lay_out_cores(*opts, nlocal);
+        g_plan.vp_per_rank = opts->num_vps == nlocal;
         if (opts->num_vps == nlocal && nlocal <= ncores && nlocal > 1) {
             std::vector<int> firsts;
             for (int i = 0; i < nlocal; ++i)
@@ -185,6 +187,12 @@ void plan_rank_threads(sched::Options* opts, int nlocal, bool vps_chosen) {
                            lib.path.c_str(), lib.region.size);
         }
     }
+}
+
+void start_openmp_vp(int vp) {
+    if (!g_plan.openmp || !g_plan.bind || !g_plan.vp_per_rank || vp >= g_plan.nlocal) return;
+    const RankCores& rc = g_plan.cores[static_cast<size_t>(vp)];
+    if (rc.cores > 1) (void)sched_setaffinity(0, sizeof(rc.set), &rc.set);
 }
 
 void start_openmp_rank(int local) {

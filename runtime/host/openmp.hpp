@@ -44,6 +44,11 @@ namespace mpc::host {
 // that follow ranks sharing a VP. `vps_chosen`: the user set the VP count.
 void plan_rank_threads(sched::Options* opts, int nlocal, bool vps_chosen);
 
+// First thing on VP `vp`'s thread, once the scheduler bound it to its core:
+// the VP of a rank whose block has several cores runs on all of them, as the
+// process mpirun bound to them would (omp_get_num_procs counts them).
+void start_openmp_vp(int vp);
+
 // In rank `local`'s fiber, before its main: its OpenMP defaults.
 void start_openmp_rank(int local);
 
