@@ -6,7 +6,9 @@
 //   GOMP_parallel            a warning when a rank that shares its VP starts
 //                            a team of several threads (openmp.hpp), and,
 //                            under ThreadSanitizer, the fork and join;
-//   GOMP_barrier             under ThreadSanitizer, the barrier.
+//   GOMP_barrier             under ThreadSanitizer, the barrier;
+//   GOMP_atomic_start/end    under ThreadSanitizer, the lock that merges
+//                            several reductions (and atomics the CPU lacks).
 // ThreadSanitizer does not see the synchronisation inside an uninstrumented
 // OpenMP runtime (Debian's libgomp), so it reported races on every variable
 // a team shares across a fork, a join or a barrier: the annotations tell it
@@ -98,6 +100,23 @@ __attribute__((visibility("default"))) void GOMP_parallel(void (*fn)(void*), voi
 }
 
 #ifdef MPC_TSAN
+// libgomp's one lock for atomic blocks: one synchronisation object too.
+char g_atomic_token;
+
+__attribute__((visibility("default"))) void GOMP_atomic_start() {
+    using Fn = void (*)();
+    static Fn real = next_symbol<Fn>("GOMP_atomic_start");
+    real();
+    __tsan_acquire(&g_atomic_token);
+}
+
+__attribute__((visibility("default"))) void GOMP_atomic_end() {
+    using Fn = void (*)();
+    static Fn real = next_symbol<Fn>("GOMP_atomic_end");
+    __tsan_release(&g_atomic_token);
+    real();
+}
+
 __attribute__((visibility("default"))) void GOMP_barrier() {
     using Fn = void (*)();
     static Fn real = next_symbol<Fn>("GOMP_barrier");
