@@ -6,6 +6,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -68,7 +69,7 @@ bool program_is_cxx(const std::vector<elf::LoadedObject>& objects) {
 void lay_out_cores(const sched::Options& opts, int nlocal) {
     const auto& topo = runtime::Topology::instance();
     const int ncores = static_cast<int>(opts.cores.size());
-    g_plan.cores.reset(new RankCores[static_cast<size_t>(nlocal)]);
+    g_plan.cores.reset(new RankCores[static_cast<size_t>(std::max(nlocal, 1))]);
     const int vps = opts.num_vps;
     for (int i = 0; i < nlocal; ++i) {
         RankCores& rc = g_plan.cores[static_cast<size_t>(i)];
@@ -173,7 +174,7 @@ void plan_rank_threads(sched::Options* opts, int nlocal, bool vps_chosen) {
                 firsts.push_back(opts->cores[static_cast<size_t>(i * ncores / nlocal)]);
             opts->cores = firsts;
         }
-        g_plan.critical.reset(new RankLock[static_cast<size_t>(nlocal)]);
+        g_plan.critical.reset(new RankLock[static_cast<size_t>(std::max(nlocal, 1))]);
         g_plan.set_num_threads =
             reinterpret_cast<void (*)(int)>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
     }
