@@ -30,7 +30,10 @@ export TSAN_OPTIONS="suppressions=$here/scripts/sanitizers/tsan.supp:halt_on_err
 # The TSan selection, one test name per line ("suite:NAME": that whole
 # suite): unit tests; point-to-point, threads and collectives inside one node
 # process and across several in every progress mode; the message storm; the
-# hang report; ranks' own threads creating communicators at once; and at
+# hang report; ranks' own threads creating communicators at once; hybrid
+# MPI + OpenMP with GCC's libgomp (uninstrumented: the runtime tells TSan of
+# its forks, joins, barriers and atomic blocks, runtime/host/openmp_gomp.cpp;
+# the clang/libomp variants are not built under sanitizers); and at
 # least one run of every other C and C++ integration program (errors, exit
 # codes, attributes, topologies, datatypes, collective variants, placement,
 # NUMA stealing, faults, rank images, PMI, per-rank libc state) and of the EulerMHD and CG
@@ -127,6 +130,14 @@ types_f90 n3
 attrs_mpi1 n2
 bsend_buffer n2
 comm_info n2
+omp_sendrecv gcc -n 4 t2
+omp_sendrecv gcc -n 8 -c 1 t2
+omp_sendrecv gcc -n 4 -N 2 --progress thread t2
+omp_ranks gcc -n 4
+omp_levels funneled gcc -n 2 t3
+omp_levels serialized gcc -n 4 t3
+omp_levels multiple gcc -n 4 t3
+cxx_exceptions -n 2 -c 1
 "
 
 # Not run under ASan+UBSan: tests of how a deliberate crash is reported (a

@@ -18,6 +18,7 @@
 #include "ib/network.hpp"
 #include "images.hpp"
 #include "libc_state.hpp"
+#include "openmp.hpp"
 #include "mpi_api/hang_watch.hpp"
 #include "mpi_api/net.hpp"
 #include "mpi_api/process.hpp"
@@ -114,6 +115,7 @@ void rank_done(mpi::RankState* rank, int status) {
 
 void rank_main(void* p) {
     auto* a = static_cast<RankArgs*>(p);
+    start_openmp_rank(a->rank->local_index);
     int status = a->main(static_cast<int>(a->args.size()), a->argv.data(), a->envp);
     // as exit() does
     run_rank_exit(g_rank_images[static_cast<size_t>(a->rank->local_index)], status);
@@ -190,8 +192,9 @@ std::vector<int> core_block(const HostShare& share, const std::vector<int>& allo
     return block;
 }
 
-void vp_start(int) {
+void vp_start(int vp) {
     setup_signal_stack();
+    start_openmp_vp(vp);
 }
 
 }  // namespace
@@ -232,6 +235,8 @@ int run(MainFn user_main, int argc, char** argv, char** envp) {
     opts.num_vps =
         static_cast<int>(runtime::env::get_int("MPC_VPS", std::min(our_cores, nlocal), 1, 4096));
     opts.num_vps = std::max(1, std::min(opts.num_vps, nlocal));
+    // OpenMP programs: their ranks' VPs, cores and thread-local state.
+    plan_rank_threads(&opts, nlocal, runtime::env::get("MPC_VPS") != nullptr);
     // No cores of our own (more node processes than cores), or more VPs than them.
     opts.shared_cores = opts.cores.empty() || opts.num_vps > static_cast<int>(opts.cores.size());
     opts.stack_size = runtime::env::get_size("MPC_STACK_SIZE", default_stack_size());
@@ -255,9 +260,8 @@ int run(MainFn user_main, int argc, char** argv, char** envp) {
     // Private globals per rank (rank images), unless the user opted out.
     ImageSet images = load_images(user_main, std::vector<void*>(locals.begin(), locals.end()),
                                   runtime::env::get_bool("MPC_SHARED_GLOBALS", false));
-    opts.task_tls_size = images.tls_size;
-    opts.task_tls_offset = images.tls_offset;
-    opts.task_tls_init = images.tls_init.data();
+    if (images.tls_size)
+        opts.task_tls.push_back({images.tls_offset, images.tls_size, images.tls_init.data()});
     g_rank_images = images.objects;
 
     for (int vp = 0; vp < opts.num_vps; ++vp)

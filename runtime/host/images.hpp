@@ -46,7 +46,7 @@
 // Code of a PIE executable reaches its own thread-local variables at a fixed
 // offset from the thread pointer, whichever copy runs it: that block is
 // therefore swapped per rank at every context switch (see the scheduler's
-// task_tls_* options), which makes __thread / thread_local variables per rank.
+// task_tls option), which makes __thread / thread_local variables per rank.
 // The user libraries' thread-locals are per copy, hence per rank.
 //
 // Memory: only the pages a copy changes (dynamic tables, relocated data,

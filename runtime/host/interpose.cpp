@@ -38,6 +38,7 @@
 #include "host.hpp"
 #include "ib/network.hpp"
 #include "rank_threads.hpp"
+#include "openmp.hpp"
 #include "runtime/log.hpp"
 #include "runtime/sanitizers.hpp"
 #include "runtime/topology.hpp"
@@ -72,7 +73,7 @@ __attribute__((no_sanitize("thread"))) void* thread_trampoline(void* p) {
     auto* t = static_cast<mpc::host::RankThread*>(p);
     void* (*fn)(void*) = t->fn;
     void* arg = t->arg;
-    if (t->affinity) (void)sched_setaffinity(0, sizeof(cpu_set_t), t->affinity);
+    if (t->has_affinity) (void)sched_setaffinity(0, sizeof(cpu_set_t), &t->affinity);
     mpc::sched::set_thread_owner(t->owner);
     mpc::host::rank_thread_started(t);
     return fn(arg);
@@ -132,6 +133,8 @@ __attribute__((visibility("default"))) int pthread_create(pthread_t* thread,
     if (attr && pthread_attr_getaffinity_np(attr, sizeof(chosen), &chosen) == 0 &&
         CPU_COUNT(&chosen) < CPU_SETSIZE)
         affinity = nullptr;
+    cpu_set_t rank_cores;  // an OpenMP runtime's thread: its rank's cores
+    affinity = mpc::host::openmp_thread_cores(owner, fn, attr, affinity, &rank_cores);
     mpc::host::RankThread* record = mpc::host::rank_thread_prepare(fn, arg, owner, affinity);
     int rc = real(thread, attr, thread_trampoline, record);
     mpc::host::rank_thread_created(record, *thread, rc == 0);

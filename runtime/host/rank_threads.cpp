@@ -63,7 +63,10 @@ RankThread* rank_thread_prepare(void* (*fn)(void*), void* arg, void* owner,
     t->fn = fn;
     t->arg = arg;
     t->owner = owner;
-    t->affinity = affinity;
+    if (affinity) {
+        t->affinity = *affinity;
+        t->has_affinity = true;
+    }
     return t;
 }
 

@@ -26,7 +26,10 @@ struct RankThread {
     void* (*fn)(void*);
     void* arg;
     void* owner;                // the rank the thread belongs to
-    const cpu_set_t* affinity;  // set first thing in the new thread, if any
+    // Set first thing in the new thread, if has_affinity (a copy: the
+    // creator's set may live on its stack, and it does not wait).
+    cpu_set_t affinity;
+    bool has_affinity = false;
     // Owned by the thread (until its end) and by the creator, whose reference
     // goes to the registry once the thread's id is known; a joiner takes one
     // more while it waits.

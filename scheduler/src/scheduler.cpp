@@ -206,9 +206,15 @@ Task* Scheduler::spawn(int vp_index, void (*fn)(void*), void* arg, void* owner) 
     t->arg = arg;
     t->owner = owner;
     t->stack = Stack(options_.stack_size);
-    if (options_.task_tls_size) {
-        t->tls.reset(new char[options_.task_tls_size]);
-        memcpy(t->tls.get(), options_.task_tls_init, options_.task_tls_size);
+    if (!options_.task_tls.empty()) {
+        size_t total = 0;
+        for (const TlsRegion& r : options_.task_tls) total += r.size;
+        t->tls.reset(new char[total]);
+        char* at = t->tls.get();
+        for (const TlsRegion& r : options_.task_tls) {
+            memcpy(at, r.init, r.size);
+            at += r.size;
+        }
     }
     t->context.task = t;
     fiber_sanitizer_init(t->context.san, static_cast<char*>(t->stack.top()) - t->stack.size(),

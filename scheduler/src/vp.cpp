@@ -44,14 +44,31 @@ void task_entry(ctx::transfer_t from) {
 
 }  // namespace
 
-Vp::Vp(Scheduler* sched, int index, int core) : sched_(sched), index_(index), core_(core) {}
+Vp::Vp(Scheduler* sched, int index, int core)
+    : sched_(sched),
+      index_(index),
+      core_(core),
+      tls_(sched->options().task_tls.data()),
+      tls_count_(sched->options().task_tls.size()) {}
 
 void Vp::jump(Context* from, Context* to) {
     Task* self = from->task;
-    if (const size_t size = sched_->options().task_tls_size) {
-        char* region = static_cast<char*>(__builtin_thread_pointer()) - sched_->options().task_tls_offset;
-        if (self) memcpy(self->tls.get(), region, size);
-        if (to->task) memcpy(region, to->task->tls.get(), size);
+    if (const size_t n = tls_count_) {
+        char* tp = static_cast<char*>(__builtin_thread_pointer());
+        if (self) {
+            char* save = self->tls.get();
+            for (size_t i = 0; i < n; ++i) {
+                memcpy(save, tp - tls_[i].offset, tls_[i].size);
+                save += tls_[i].size;
+            }
+        }
+        if (to->task) {
+            const char* load = to->task->tls.get();
+            for (size_t i = 0; i < n; ++i) {
+                memcpy(tp - tls_[i].offset, load, tls_[i].size);
+                load += tls_[i].size;
+            }
+        }
     }
     if (to->fctx == nullptr) {
         // First run of a task: build its initial frame on its stack.

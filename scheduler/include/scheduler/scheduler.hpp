@@ -59,6 +59,13 @@ struct ProgressHooks {
     void* ctx = nullptr;
 };
 
+// A region of the VP threads' static TLS that every task has its own copy of.
+struct TlsRegion {
+    std::ptrdiff_t offset = 0;   // the region starts this many bytes below the thread pointer
+    size_t size = 0;
+    const void* init = nullptr;  // every task starts from these `size` bytes
+};
+
 struct Options {
     int num_vps = 1;
     size_t stack_size = 8u << 20;     // per task, reserved; committed lazily
@@ -71,14 +78,12 @@ struct Options {
     // cores_shared().
     bool shared_cores = false;
     void (*on_vp_start)(int vp) = nullptr;  // runs first on every VP thread
-    // A static TLS region private to each task (the program's own TLS block,
-    // which code addresses at a fixed offset from the thread pointer): on every
-    // switch the VP saves the outgoing task's bytes and installs the incoming
-    // task's. The region starts `task_tls_offset` bytes below the thread
-    // pointer; every task starts from `task_tls_init`.
-    size_t task_tls_size = 0;
-    std::ptrdiff_t task_tls_offset = 0;
-    const void* task_tls_init = nullptr;
+    // Static TLS regions private to each task (the program's own TLS block,
+    // which code addresses at a fixed offset from the thread pointer; the
+    // per-thread state of libraries that must follow a rank, such as the
+    // OpenMP runtime's): on every switch the VP saves the outgoing task's
+    // bytes and installs the incoming task's. Empty: nothing is swapped.
+    std::vector<TlsRegion> task_tls;
 };
 
 // The core VP `vp` runs on under these options.
