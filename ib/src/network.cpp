@@ -86,6 +86,7 @@ NetworkImpl::~NetworkImpl() {
         delete[] op->bounce;
         delete op;
     }
+    for (RmaOp* op : rma_ops_.take_all()) delete op;
     for (auto& s : slots_) {
         for (auto& [key, wr] : s->early) delete wr;
         for (auto& [key, op] : s->fragments)
@@ -94,6 +95,7 @@ NetworkImpl::~NetworkImpl() {
     set_global_rcache(nullptr);
     rcache_.reset();  // (drops the registrations those operations held)
     if (send_mr_.handle) driver_->deregister_memory(send_mr_);
+    if (atomic_mr_.handle) driver_->deregister_memory(atomic_mr_);
     for (auto& s : slots_) {
         for (WorkRequest* wr = s->head; wr;) {
             WorkRequest* next = wr->next;
@@ -159,6 +161,7 @@ bool NetworkImpl::init(const std::vector<std::string>& addresses, std::string* e
         return false;
     }
     for (uint32_t i = send_buffers_; i > 0; --i) send_free_.push_back(i - 1);
+    if (!init_rma(error)) return false;
 
     Driver* d = driver_.get();
     const bool refuse = fault_plan_from_env(layout_.node_id).refuse_registrations;

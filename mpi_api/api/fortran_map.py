@@ -12,7 +12,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 
-from fortran_kinds import (FORTRAN_TYPES, AttrCallback, AttrIn, AttrOut, Buffer,
+from fortran_kinds import (FORTRAN_TYPES, AddressOut, AttrCallback, AttrIn, AttrOut, Buffer,
                            DetachedAddress, Drop, FortranIndex, FortranIndices, KeyvalState,
                            Logical, Pointer, SameAbiCallback, Sentinel, Status, Statuses,
                            StringIn, StringOut, Value, fail)
@@ -20,7 +20,7 @@ from fortran_kinds import (FORTRAN_TYPES, AttrCallback, AttrIn, AttrOut, Buffer,
 # void* parameters that are choice buffers (any other void* needs an annotation:
 # in MPI it can also be an attribute value or a void** in disguise).
 BUFFER_NAMES = {"buf", "sendbuf", "recvbuf", "buffer", "inbuf", "outbuf", "inoutbuf",
-                "location"}
+                "location", "base", "origin_addr", "result_addr", "compare_addr"}
 
 # Functions without a Fortran binding: MPI defines the handle and status
 # conversion functions for C only.
@@ -71,6 +71,9 @@ CALLBACK_KINDS = {
     "MPI_Type_copy_attr_function": AttrCallback("copy"),
     "MPI_Comm_delete_attr_function": AttrCallback("delete"),
     "MPI_Type_delete_attr_function": AttrCallback("delete"),
+    "MPI_Win_errhandler_function": SameAbiCallback(),
+    "MPI_Win_copy_attr_function": AttrCallback("copy"),
+    "MPI_Win_delete_attr_function": AttrCallback("delete"),
 }
 
 # ---- Annotations: "Function.param", or "*.param" for every function -------------
@@ -106,6 +109,12 @@ ANNOTATIONS = {
     "Comm_create_keyval.extra_state": KeyvalState(),
     "Type_create_keyval.extra_state": KeyvalState(),
     "Buffer_detach.buffer_addr": DetachedAddress(),
+    # Windows: attribute values, names, and the addresses of memory MPI
+    # allocates (INTEGER(KIND=MPI_ADDRESS_KIND) BASEPTR, for Cray pointers).
+    "Win_set_attr.attribute_val": AttrIn(), "Win_get_attr.attribute_val": AttrOut("win_keyval"),
+    "Win_create_keyval.extra_state": KeyvalState(),
+    "Win_get_name.win_name": StringOut("MPI_MAX_OBJECT_NAME"),
+    "*.baseptr": AddressOut(),
     # Integer arrays that may be Fortran sentinels.
     "*.weights": Sentinel("weights"), "*.sourceweights": Sentinel("weights"),
     "*.destweights": Sentinel("weights"), "*.array_of_errcodes": Sentinel("errcodes"),
