@@ -93,6 +93,10 @@ int PMPI_Put(const void* origin_addr, int origin_count, MPI_Datatype origin_data
              int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
              MPI_Win win) {
     MPC_ENTER_ACTIVE(Put);
+    if (rma::Win* w = rma::win_lookup(me, win);
+        w && rma::put_fast(w, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                           target_count, target_datatype))
+        return MPI_SUCCESS;
     return put(me, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                target_count, target_datatype, win, nullptr);
 }
@@ -100,6 +104,10 @@ int PMPI_Put(const void* origin_addr, int origin_count, MPI_Datatype origin_data
 int PMPI_Get(void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) {
     MPC_ENTER_ACTIVE(Get);
+    if (rma::Win* w = rma::win_lookup(me, win);
+        w && rma::get_fast(w, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                           target_count, target_datatype))
+        return MPI_SUCCESS;
     return get(me, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                target_count, target_datatype, win, nullptr);
 }
@@ -108,6 +116,11 @@ int PMPI_Accumulate(const void* origin_addr, int origin_count, MPI_Datatype orig
                     int target_rank, MPI_Aint target_disp, int target_count,
                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
     MPC_ENTER_ACTIVE(Accumulate);
+    if (rma::Win* w = rma::win_lookup(me, win);
+        w && rma::accumulate_fast(w, origin_addr, origin_count, origin_datatype, nullptr, 0,
+                                  MPI_DATATYPE_NULL, target_rank, target_disp, target_count,
+                                  target_datatype, op))
+        return MPI_SUCCESS;
     return accumulate(me, origin_addr, origin_count, origin_datatype, nullptr, 0, MPI_DATATYPE_NULL,
                       false, target_rank, target_disp, target_count, target_datatype, op, win,
                       nullptr);
@@ -118,6 +131,12 @@ int PMPI_Get_accumulate(const void* origin_addr, int origin_count, MPI_Datatype 
                         int target_rank, MPI_Aint target_disp, int target_count,
                         MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
     MPC_ENTER_ACTIVE(Get_accumulate);
+    if (rma::Win* w = rma::win_lookup(me, win);
+        w && result_addr &&
+        rma::accumulate_fast(w, origin_addr, origin_count, origin_datatype, result_addr,
+                             result_count, result_datatype, target_rank, target_disp,
+                             target_count, target_datatype, op))
+        return MPI_SUCCESS;
     return accumulate(me, origin_addr, origin_count, origin_datatype, result_addr, result_count,
                       result_datatype, true, target_rank, target_disp, target_count,
                       target_datatype, op, win, nullptr);
@@ -126,6 +145,11 @@ int PMPI_Get_accumulate(const void* origin_addr, int origin_count, MPI_Datatype 
 int PMPI_Fetch_and_op(const void* origin_addr, void* result_addr, MPI_Datatype datatype,
                       int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win) {
     MPC_ENTER_ACTIVE(Fetch_and_op);
+    if (rma::Win* w = rma::win_lookup(me, win);
+        w && result_addr &&
+        rma::accumulate_fast(w, origin_addr, 1, datatype, result_addr, 1, datatype, target_rank,
+                             target_disp, 1, datatype, op))
+        return MPI_SUCCESS;
     return accumulate(me, origin_addr, 1, datatype, result_addr, 1, datatype, true, target_rank,
                       target_disp, 1, datatype, op, win, nullptr);
 }
@@ -286,7 +310,8 @@ int PMPI_Win_unlock_all(MPI_Win win) {
 
 int PMPI_Win_flush(int rank, MPI_Win win) {
     MPC_ENTER_ACTIVE(Win_flush);
-    rma::Win* w = nullptr;
+    rma::Win* w = rma::win_lookup(me, win);
+    if (w && rma::flush_fast(w, rank)) return MPI_SUCCESS;
     if (int e = check_win(me, win, &w)) return raise(nullptr, e);
     MPC_WIN_TRY(w, check_win_rank(w, rank));
     if (rank == MPI_PROC_NULL) return MPI_SUCCESS;
@@ -295,7 +320,8 @@ int PMPI_Win_flush(int rank, MPI_Win win) {
 
 int PMPI_Win_flush_all(MPI_Win win) {
     MPC_ENTER_ACTIVE(Win_flush_all);
-    rma::Win* w = nullptr;
+    rma::Win* w = rma::win_lookup(me, win);
+    if (w && rma::flush_fast(w, -1)) return MPI_SUCCESS;
     if (int e = check_win(me, win, &w)) return raise(nullptr, e);
     return rma::raise(w, rma::flush(w, -1, false));
 }

@@ -155,8 +155,10 @@ void on_data(const Message& m) {
         runtime::warn("rma: dropped an inconsistent answer");
         return;
     }
-    if (m.h->flags & kRefusedData)
+    if (m.h->flags & kRefusedData) {
         op->win->peers[static_cast<size_t>(op->target)].refused.fetch_add(1);
+        op->win->refused.fetch_add(1);
+    }
     else
         mpi::unpack(op->buf, op->count, *op->type, m.h->offset, m.data, n);
     if (op->left.fetch_sub(n, std::memory_order_acq_rel) == n) finish_op(op);
@@ -209,8 +211,10 @@ void handle(const Message& m) {
                 p->pending.fetch_sub(1, std::memory_order_acq_rel);
             else if (h.type == Am::Grant)
                 p->granted.store(true, std::memory_order_release);
-            else
+            else {
                 p->refused.fetch_add(1, std::memory_order_acq_rel);
+                t->win->refused.fetch_add(1, std::memory_order_acq_rel);
+            }
             t->win->owner->doorbell.ring();
             return;
         }

@@ -87,10 +87,12 @@ Request* new_request(Win* w, bool done) {
 }
 
 int refused_error(Win* w, int target) {
+    if (!w->refused.load(std::memory_order_relaxed)) return MPI_SUCCESS;
     int n = 0;
     for (int t = target < 0 ? 0 : target; t < (target < 0 ? w->size : target + 1); ++t)
         n += w->peers[static_cast<size_t>(t)].refused.exchange(0);
     if (!n) return MPI_SUCCESS;
+    w->refused.fetch_sub(n, std::memory_order_relaxed);
     return make_error(MPI_ERR_RMA_RANGE,
                       "%d operations reached memory not attached to the target's dynamic window",
                       n);

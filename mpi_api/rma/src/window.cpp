@@ -4,6 +4,7 @@
 // error handler, predefined attributes and info.
 #include <cstdlib>
 #include <cstring>
+#include <new>
 
 #include "collectives/collectives.hpp"
 #include "collectives/shm.hpp"
@@ -16,13 +17,13 @@
 #include "target.hpp"
 
 namespace mpc::rma {
+
+// Outlives every thread (handles.hpp).
+WinPool* const g_win_pool = new WinPool(1);
+
 namespace {
 
-mpi::HandlePool<Win, mpi::HandleKind::Win>& pool() {
-    // Outlives every thread (handles.hpp).
-    static auto* p = new mpi::HandlePool<Win, mpi::HandleKind::Win>(1);
-    return *p;
-}
+WinPool& pool() { return *g_win_pool; }
 
 // What a member tells the others at creation.
 struct MemberInfo {
@@ -78,7 +79,8 @@ void destroy(Win* w) {
     free(w->allocated);
     if (w->comm) mpi::comm_free(w->comm);
     const int handle = w->handle;
-    *w = Win{};
+    w->~Win();
+    new (w) Win();
     pool().release(handle);
 }
 
@@ -91,7 +93,8 @@ int create(const Creation& how, const mpi::Info* info, Comm* comm, Win** out) {
     if (int e = mpi::comm_create(comm, comm->group, &priv)) return e;
     int handle;
     Win* w = pool().allocate(&handle);
-    *w = Win{};
+    w->~Win();
+    new (w) Win();
     w->handle = handle;
     w->owner = me;
     w->comm = priv;
@@ -201,11 +204,6 @@ int create(const Creation& how, const mpi::Info* info, Comm* comm, Win** out) {
 }
 
 }  // namespace
-
-Win* win_lookup(RankState* me, MPI_Win handle) {
-    Win* w = pool().lookup(handle);
-    return w && w->owner == me ? w : nullptr;
-}
 
 Win* win_lookup_any(MPI_Win handle) {
     return pool().lookup(handle);

@@ -27,6 +27,7 @@
 #include "mpi_api/comm.hpp"
 #include "mpi_api/datatype.hpp"
 #include "mpi_api/group.hpp"
+#include "mpi_api/handles.hpp"
 #include "mpi_api/info.hpp"
 #include "mpi_api/op.hpp"
 #include "mpi_api/rank.hpp"
@@ -101,7 +102,8 @@ struct Win {
     std::vector<int> access_group;  // PSCW: the targets (ranks in comm)
     int locks = 0;                  // Lock: targets locked
     std::unique_ptr<PeerState[]> peers;
-    std::vector<int> touched;  // members with remote operations to complete
+    std::vector<int> touched;     // members with remote operations to complete
+    std::atomic<int> refused{0};  // sum of the peers' refused counts (a hint)
     // Target side (PSCW exposure).
     bool posted = false;
     std::vector<int> exposure_group;  // the origins (ranks in comm)
@@ -110,7 +112,12 @@ struct Win {
 // ---- Objects ------------------------------------------------------------------
 
 // me's window behind handle, or null (invalid, freed, or another rank's).
-Win* win_lookup(RankState* me, MPI_Win handle);
+using WinPool = mpi::HandlePool<Win, mpi::HandleKind::Win>;
+extern WinPool* const g_win_pool;
+inline Win* win_lookup(RankState* me, MPI_Win handle) {
+    Win* w = g_win_pool->lookup(handle);
+    return w && w->owner == me ? w : nullptr;
+}
 // Any live window behind handle, for error messages.
 Win* win_lookup_any(MPI_Win handle);
 
@@ -161,6 +168,18 @@ int accumulate(Win* w, const Transfer& t, const Op* op, void* result, int result
                Datatype* result_type, MPI_Request* request);
 int compare_and_swap(Win* w, const void* origin, const void* compare, void* result, Datatype* type,
                      int target_rank, MPI_Aint target_disp);
+
+// The short paths (fast.cpp): the whole call when it is done here with
+// predefined types and nothing unusual (true), else nothing (false: take
+// the full path, which reports any error).
+bool put_fast(Win* w, const void* origin, int count, MPI_Datatype type, int target,
+              MPI_Aint disp, int target_count, MPI_Datatype target_type);
+bool get_fast(Win* w, void* origin, int count, MPI_Datatype type, int target, MPI_Aint disp,
+              int target_count, MPI_Datatype target_type);
+bool accumulate_fast(Win* w, const void* origin, int count, MPI_Datatype type, void* result,
+                     int result_count, MPI_Datatype result_type, int target, MPI_Aint disp,
+                     int target_count, MPI_Datatype target_type, MPI_Op op);
+bool flush_fast(Win* w, int target);
 
 // ---- Synchronisation ----------------------------------------------------------------
 
