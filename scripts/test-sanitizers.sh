@@ -102,6 +102,17 @@ exit late n4
 nompi n4
 pmi kvs N3
 images globals n6 N3 thread
+rma_core n4
+rma_core N2 collaborative
+rma_core N3 thread
+rma_passive n4 N2 collaborative -c 2 strict
+rma_passive n4
+rma_types n3
+rma_shared n4 N2 thread
+rma_objects n2
+rma_errors n2
+rma_storm n4 N2 collaborative seed23
+rma_storm n8 N1 collaborative seed21
 "
 
 # Not run under ASan+UBSan: tests of how a deliberate crash is reported (a

@@ -201,6 +201,7 @@ void send_am(int node, const AmHeader& h, const Seg* segs, const void* data, siz
 
 void touch(Win* w, int target) {
     PeerState& p = w->peers[static_cast<size_t>(target)];
+    std::lock_guard<runtime::SpinLock> g(w->touch_lock);
     if (p.touched) return;
     p.touched = true;
     w->touched.push_back(target);
@@ -212,7 +213,7 @@ int remote_put(Win* w, const Transfer& t, Request* request) {
     PeerState& p = w->peers[static_cast<size_t>(t.target_rank)];
     if (!bytes) return complete_request(request), MPI_SUCCESS;
     touch(w, t.target_rank);
-    p.dirty = true;
+    p.dirty.store(true, std::memory_order_relaxed);
     if (m.rdma && bytes >= kRdmaMin && t.origin_type->contiguous && t.target_type->contiguous) {
         RemoteOp* op = new_op(w, t.target_rank, request);
         if (net().rma_write(m.node, mpi::contiguous_data(t.origin, *t.origin_type), bytes,
@@ -275,7 +276,7 @@ int remote_accumulate(Win* w, const Transfer& t, const Op& op, const Datatype& b
     const bool no_op = op.handle == MPI_NO_OP;
     if (!bytes) return complete_request(request), MPI_SUCCESS;
     touch(w, t.target_rank);
-    if (!no_op) p.dirty = true;
+    if (!no_op) p.dirty.store(true, std::memory_order_relaxed);
     std::vector<char> copy;
     const char* data =
         no_op ? nullptr : origin_stream(t.origin, t.origin_count, *t.origin_type, bytes, copy);
@@ -324,7 +325,7 @@ int remote_compare_and_swap(Win* w, const void* origin, const void* compare, voi
     const Member& m = w->members[static_cast<size_t>(target)];
     const size_t n = type.size;
     touch(w, target);
-    w->peers[static_cast<size_t>(target)].dirty = true;
+    w->peers[static_cast<size_t>(target)].dirty.store(true, std::memory_order_relaxed);
     RemoteOp* op = new_op(w, target, nullptr);
     op->buf = result;
     op->count = 1;
@@ -364,7 +365,7 @@ void lock_remote(Win* w, int target, bool exclusive) {
 
 void unlock_remote(Win* w, int target) {
     PeerState& p = w->peers[static_cast<size_t>(target)];
-    p.dirty = false;
+    p.dirty.store(false, std::memory_order_relaxed);
     p.pending.fetch_add(1, std::memory_order_relaxed);  // the Ack
     AmHeader h = header(Am::Unlock, w, w->members[static_cast<size_t>(target)]);
     h.flags = p.lock == PeerState::kExclusive ? kExclusive : 0;
@@ -373,8 +374,7 @@ void unlock_remote(Win* w, int target) {
 
 void flush_remote(Win* w, int target) {
     PeerState& p = w->peers[static_cast<size_t>(target)];
-    if (!p.dirty) return;
-    p.dirty = false;
+    if (!p.dirty.exchange(false, std::memory_order_acq_rel)) return;
     p.pending.fetch_add(1, std::memory_order_relaxed);  // the Ack
     const Member& m = w->members[static_cast<size_t>(target)];
     send_am(m.node, header(Am::Flush, w, m), nullptr, nullptr, 0);
@@ -387,7 +387,7 @@ void post_remote(Win* w, int origin) {
 
 void complete_remote(Win* w, int target) {
     PeerState& p = w->peers[static_cast<size_t>(target)];
-    p.dirty = false;
+    p.dirty.store(false, std::memory_order_relaxed);
     touch(w, target);
     const Member& m = w->members[static_cast<size_t>(target)];
     send_am(m.node, header(Am::Complete, w, m), nullptr, nullptr, 0);

@@ -32,6 +32,7 @@
 #include "mpi_api/op.hpp"
 #include "mpi_api/rank.hpp"
 #include "mpi_api/request.hpp"
+#include "runtime/sync.hpp"
 
 namespace mpc::rma {
 
@@ -63,7 +64,9 @@ struct PeerState {
     bool lock_requested = false;       // a Lock message went to its node
     std::atomic<bool> granted{false};  // the lock is ours
     std::atomic<int> pending{0};       // operations and answers still in flight
-    bool dirty = false;                // puts or accumulates sent since the last flush
+    // Puts or accumulates sent since the last flush. Atomic, as is `touched`
+    // under Win::touch_lock: threads of a rank may issue operations at once.
+    std::atomic<bool> dirty{false};
     bool touched = false;              // listed in Win::touched
     std::atomic<int> refused{0};       // operations the target refused (out of range)
 };
@@ -102,6 +105,7 @@ struct Win {
     std::vector<int> access_group;  // PSCW: the targets (ranks in comm)
     int locks = 0;                  // Lock: targets locked
     std::unique_ptr<PeerState[]> peers;
+    runtime::SpinLock touch_lock;
     std::vector<int> touched;     // members with remote operations to complete
     std::atomic<int> refused{0};  // sum of the peers' refused counts (a hint)
     // Target side (PSCW exposure).
