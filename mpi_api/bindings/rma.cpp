@@ -41,6 +41,15 @@ int check_op(MPI_Op op, Op** out) {
     return MPI_SUCCESS;
 }
 
+// MPI_NO_OP is for the fetching accumulates only (MPI 3.1 section 11.3.4).
+int no_op_error(RankState* me, MPI_Win win) {
+    rma::Win* w = nullptr;
+    if (int e = check_win(me, win, &w)) return raise(nullptr, e);
+    return rma::raise(w, make_error(MPI_ERR_OP,
+                                    "MPI_NO_OP is only valid in MPI_Get_accumulate, "
+                                    "MPI_Rget_accumulate and MPI_Fetch_and_op"));
+}
+
 int check_request(MPI_Request* request) {
     return check_not_null(request, "request");
 }
@@ -116,6 +125,7 @@ int PMPI_Accumulate(const void* origin_addr, int origin_count, MPI_Datatype orig
                     int target_rank, MPI_Aint target_disp, int target_count,
                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
     MPC_ENTER_ACTIVE(Accumulate);
+    if (op == MPI_NO_OP) return no_op_error(me, win);
     if (rma::Win* w = rma::win_lookup(me, win);
         w && rma::accumulate_fast(w, origin_addr, origin_count, origin_datatype, nullptr, 0,
                                   MPI_DATATYPE_NULL, target_rank, target_disp, target_count,
@@ -192,6 +202,7 @@ int PMPI_Raccumulate(const void* origin_addr, int origin_count, MPI_Datatype ori
                      int target_rank, MPI_Aint target_disp, int target_count,
                      MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request* request) {
     MPC_ENTER_ACTIVE(Raccumulate);
+    if (op == MPI_NO_OP) return no_op_error(me, win);
     if (int e = check_request(request)) return raise(nullptr, e);
     return accumulate(me, origin_addr, origin_count, origin_datatype, nullptr, 0, MPI_DATATYPE_NULL,
                       false, target_rank, target_disp, target_count, target_datatype, op, win,

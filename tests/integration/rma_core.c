@@ -191,6 +191,15 @@ static void pscw_epoch(MPI_Win win, int* base) {
     int flag = 0;
     while (!flag) MPI_OK(MPI_Win_test(win, &flag));
     CHECK(base[slot(left, 1)] == value(left, 7), "PSCW with Win_test: %d", base[slot(left, 1)]);
+    /* MPI_MODE_NOCHECK on both sides: the barrier orders post before start. */
+    MPI_OK(MPI_Win_post(lg, MPI_MODE_NOCHECK, win));
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+    MPI_OK(MPI_Win_start(rg, MPI_MODE_NOCHECK, win));
+    v = value(rank, 8);
+    MPI_OK(MPI_Put(&v, 1, MPI_INT, right, slot(rank, 1), 1, MPI_INT, win));
+    MPI_OK(MPI_Win_complete(win));
+    MPI_OK(MPI_Win_wait(win));
+    CHECK(base[slot(left, 1)] == value(left, 8), "PSCW with NOCHECK: %d", base[slot(left, 1)]);
     MPI_OK(MPI_Group_free(&lg));
     MPI_OK(MPI_Group_free(&rg));
     MPI_OK(MPI_Group_free(&world));

@@ -85,6 +85,7 @@ int main(int argc, char** argv) {
     EXPECT(MPI_ERR_OP, MPI_Accumulate(&d, 1, MPI_DOUBLE, right, 0, 1, MPI_DOUBLE, MPI_BAND, win));
     EXPECT(MPI_ERR_OP, MPI_Accumulate(x, 1, MPI_INT, right, 0, 1, MPI_INT, MPI_OP_NULL, win));
     EXPECT(MPI_ERR_OP, MPI_Fetch_and_op(x, r, MPI_INT, right, 0, MPI_MINLOC, win));
+    EXPECT(MPI_ERR_OP, MPI_Accumulate(x, 1, MPI_INT, right, 0, 1, MPI_INT, MPI_NO_OP, win));
     MPI_Op_free(&mine);
     EXPECT(MPI_ERR_TYPE, MPI_Compare_and_swap(&d, &d, r, MPI_DOUBLE, right, 0, win));
     EXPECT(MPI_ERR_TYPE, MPI_Accumulate(x, 1, MPI_INT, right, 0, 1, MPI_FLOAT, MPI_SUM, win));
