@@ -116,7 +116,10 @@ int complete(Win* w) {
         return make_error(MPI_ERR_RMA_SYNC, "MPI_Win_complete without MPI_Win_start");
     std::atomic_thread_fence(std::memory_order_seq_cst);
     // Complete follows every operation to its target on the connection: once
-    // counted there, they are all done.
+    // counted there, they are all done. Reads are waited for first: the
+    // target may change its memory as soon as it counts the Complete, and an
+    // RDMA read's bytes may still be on their way out of it then.
+    await_targets(w, -1);
     for (int r : w->access_group) {
         const Member& m = w->members[static_cast<size_t>(r)];
         if (m.local) {
@@ -238,7 +241,11 @@ void release(Win* w, int rank) {
         if (p.lock == PeerState::kShared || p.lock == PeerState::kExclusive)
             lock_release(*m.local, p.lock == PeerState::kExclusive);
     } else if (p.lock_requested) {
-        wait_until([&] { return p.granted.load(std::memory_order_acquire); });
+        // As for Complete: reads done before the lock goes to someone else.
+        wait_until([&] {
+            return p.granted.load(std::memory_order_acquire) &&
+                   p.pending.load(std::memory_order_acquire) == 0;
+        });
         unlock_remote(w, rank);  // answered once done and released
     } else if (p.dirty || p.pending.load(std::memory_order_acquire) > 0) {
         flush_remote(w, rank);
