@@ -8,9 +8,15 @@
  *   target and result sides;
  * - a transfer of 20 000 one-int pieces, more than one network message holds
  *   (ranks in other node processes get it in several);
- * - MPI_Rget into a derived origin type under lock_all.
+ * - MPI_Rget into a derived origin type under lock_all;
+ * - accumulates of many predefined type and operation pairs: the atomic
+ *   element kinds and those done under the target's accumulate lock (long
+ *   double, complex, MINLOC/MAXLOC pairs).
  * Every rank writes to its right neighbour and checks its own window.
  */
+#include <complex.h>
+#include <stddef.h>
+
 #include "common.h"
 
 enum { kN = 64, kBig = 20000 };
@@ -134,6 +140,101 @@ static void run(MPI_Win win, int* base, MPI_Aint words) {
     MPI_Type_free(&half);
 }
 
+/* Every rank accumulates into every window with several predefined types and
+ * operations: the atomic kinds (integers, logicals, bytes, float, double)
+ * and those done under the accumulate lock (long double, complex, pairs). */
+static void op_matrix(void) {
+    struct {
+        long long ll_sum;
+        float f_min;
+        unsigned char uc_bxor;
+        _Bool b_lor;
+        signed char sc_prod;
+        long double ld_sum;
+        double _Complex z_sum;
+        struct { int v, i; } maxloc;
+        struct { double v; int i; } minloc;
+        long l_band;
+    } w, mine;
+    memset(&w, 0, sizeof w);
+    w.f_min = 1e9f;
+    w.sc_prod = 1;
+    w.maxloc.v = -1;
+    w.minloc.v = 1e9;
+    w.l_band = -1L;
+    MPI_Win win;
+    MPI_OK(MPI_Win_create(&w, sizeof w, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    mine.ll_sum = (long long)rank << 33;
+    mine.f_min = (float)(rank * 1.5 - 3);
+    mine.uc_bxor = (unsigned char)(1u << (rank % 8));
+    mine.b_lor = rank == size - 1;
+    mine.sc_prod = rank % 3 == 0 ? -1 : 1;
+    mine.ld_sum = (long double)rank / 4;
+    mine.z_sum = rank + 2.0 * rank * _Complex_I;
+    mine.maxloc.v = rank % 3;
+    mine.maxloc.i = rank;
+    mine.minloc.v = (double)(rank % 2);
+    mine.minloc.i = size - rank;
+    mine.l_band = ~(1L << rank);
+    MPI_OK(MPI_Win_fence(0, win));
+    for (int t = 0; t < size; ++t) {
+#define ACC(field, type, op)                                                                   \
+    MPI_OK(MPI_Accumulate(&mine.field, 1, type, t, (MPI_Aint)offsetof(__typeof__(w), field), 1, \
+                          type, op, win))
+        ACC(ll_sum, MPI_LONG_LONG, MPI_SUM);
+        ACC(f_min, MPI_FLOAT, MPI_MIN);
+        ACC(uc_bxor, MPI_UNSIGNED_CHAR, MPI_BXOR);
+        ACC(b_lor, MPI_C_BOOL, MPI_LOR);
+        ACC(sc_prod, MPI_SIGNED_CHAR, MPI_PROD);
+        ACC(ld_sum, MPI_LONG_DOUBLE, MPI_SUM);
+        ACC(z_sum, MPI_C_DOUBLE_COMPLEX, MPI_SUM);
+        ACC(maxloc, MPI_2INT, MPI_MAXLOC);
+        ACC(minloc, MPI_DOUBLE_INT, MPI_MINLOC);
+        ACC(l_band, MPI_LONG, MPI_BAND);
+#undef ACC
+    }
+    MPI_OK(MPI_Win_fence(0, win));
+    long long ll = 0;
+    float fmin = 1e9f;
+    unsigned char ux = 0;
+    int lor = 0, prod = 1, maxv = -1, maxi = -1, mini;
+    long double ld = 0;
+    double zr = 0, zi = 0;
+    long band = -1L;
+    for (int r = 0; r < size; ++r) {
+        ll += (long long)r << 33;
+        if ((float)(r * 1.5 - 3) < fmin) fmin = (float)(r * 1.5 - 3);
+        ux ^= (unsigned char)(1u << (r % 8));
+        lor |= r == size - 1;
+        prod *= r % 3 == 0 ? -1 : 1;
+        ld += (long double)r / 4;
+        zr += r;
+        zi += 2.0 * r;
+        if (r % 3 > maxv || (r % 3 == maxv && r < maxi)) maxv = r % 3, maxi = r;
+        band &= ~(1L << r);
+    }
+    /* MINLOC: value 0 (even ranks), smallest index size - r among them. */
+    mini = size;
+    for (int r = 0; r < size; r += 2)
+        if (size - r < mini) mini = size - r;
+    CHECK(w.ll_sum == ll, "long long sum %lld, expected %lld", w.ll_sum, ll);
+    CHECK(w.f_min == fmin, "float min %g, expected %g", (double)w.f_min, (double)fmin);
+    CHECK(w.uc_bxor == ux, "unsigned char bxor %u, expected %u", w.uc_bxor, ux);
+    CHECK(w.b_lor == lor, "bool lor %d", (int)w.b_lor);
+    CHECK(w.sc_prod == prod, "signed char prod %d, expected %d", w.sc_prod, prod);
+    CHECK(w.ld_sum == ld, "long double sum %Lg, expected %Lg", w.ld_sum, ld);
+    CHECK(__real__ w.z_sum == zr && __imag__ w.z_sum == zi, "complex sum %g%+gi",
+          __real__ w.z_sum, __imag__ w.z_sum);
+    CHECK(w.maxloc.v == maxv && w.maxloc.i == maxi, "maxloc (%d, %d), expected (%d, %d)",
+          w.maxloc.v, w.maxloc.i, maxv, maxi);
+    CHECK(w.minloc.v == 0 && w.minloc.i == mini, "minloc (%g, %d), expected (0, %d)",
+          w.minloc.v, w.minloc.i, mini);
+    CHECK(w.l_band == band, "long band %lx, expected %lx", (unsigned long)w.l_band,
+          (unsigned long)band);
+    MPI_OK(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
+    MPI_OK(MPI_Win_free(&win));
+}
+
 int main(int argc, char** argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -145,6 +246,7 @@ int main(int argc, char** argv) {
                           MPI_COMM_WORLD, &win));
     run(win, base, words);
     MPI_OK(MPI_Win_free(&win));
+    op_matrix();
     free(base);
     MPI_Finalize();
     if (rank == 0) printf("rma_types: %d ranks ok\n", size);
