@@ -351,6 +351,11 @@ __attribute__((no_sanitize("thread"))) std::vector<std::string> NetworkImpl::des
         lines.emplace_back(buf);
     }
     describe_operations(lines);
+    if (const size_t n = rma_ops_.live()) {
+        snprintf(buf, sizeof(buf),
+                 "network: %zu one-sided transfers (RDMA writes, reads, atomics) in flight", n);
+        lines.emplace_back(buf);
+    }
     for (size_t i = 0; i < slots_.size(); ++i) {
         const RankSlot& s = *slots_[i];
         if (s.pending.load() == 0 && s.early.empty() && s.fragments.empty()) continue;
