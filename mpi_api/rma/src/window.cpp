@@ -136,6 +136,9 @@ int create(const Creation& how, const mpi::Info* info, Comm* comm, Win** out) {
     mine.size = how.size;
     mine.base = reinterpret_cast<uintptr_t>(w->base);
     mine.local = reinterpret_cast<uintptr_t>(w->target.get());
+    // Complete before anyone can name it: a remote origin may send the
+    // moment its own creation returns, before this one's does.
+    w->target->base = reinterpret_cast<uintptr_t>(w->base);
     mine.id = w->target->id = register_target(w->target.get());
     mine.failed = failed;
     if (net && !how.shared && how.flavor != MPI_WIN_FLAVOR_DYNAMIC && how.size > 0) {
@@ -198,7 +201,7 @@ int create(const Creation& how, const mpi::Info* info, Comm* comm, Win** out) {
             w->members[i].base = static_cast<uintptr_t>(shared + offset[i]);
         w->base = reinterpret_cast<void*>(w->members[static_cast<size_t>(w->rank)].base);
     }
-    w->target->base = reinterpret_cast<uintptr_t>(w->base);
+    w->target->base = reinterpret_cast<uintptr_t>(w->base);  // (shared: known only now)
     *out = w;
     return MPI_SUCCESS;
 }
