@@ -375,7 +375,7 @@ int TcpDriver::read_connection(Connection& conn, Completion* out, int max) {
         if (in.in_body) {
             // The staged part of the body first, then straight from the socket.
             size_t take = std::min(in.left, in.end - in.begin);
-            std::memcpy(in.dest, in.stage.get() + in.begin, take);
+            if (take) std::memcpy(in.dest, in.stage.get() + in.begin, take);
             in.begin += take;
             in.dest += take;
             in.left -= take;
