@@ -138,6 +138,17 @@ omp_levels funneled gcc -n 2 t3
 omp_levels serialized gcc -n 4 t3
 omp_levels multiple gcc -n 4 t3
 cxx_exceptions -n 2 -c 1
+rma_core n4
+rma_core N2 collaborative
+rma_core N3 thread
+rma_passive n4 N2 collaborative -c 2 strict
+rma_passive n4
+rma_types n3
+rma_shared n4 N2 thread
+rma_objects n2
+rma_errors n2
+rma_storm n4 N2 collaborative seed23
+rma_storm n8 N1 collaborative seed21
 "
 
 # Not run under ASan+UBSan: tests of how a deliberate crash is reported (a

@@ -125,6 +125,7 @@ NetworkImpl::~NetworkImpl() {
         delete[] op->bounce;
         delete op;
     }
+    for (RmaOp* op : rma_ops_.take_all()) delete op;
     for (auto& s : slots_) {
         for (auto& [key, wr] : s->early) delete wr;
         for (auto& [key, op] : s->fragments)
@@ -133,6 +134,7 @@ NetworkImpl::~NetworkImpl() {
     set_global_rcache(nullptr);
     rcache_.reset();  // (drops the registrations those operations held)
     if (send_mr_.handle) driver_->deregister_memory(send_mr_);
+    if (atomic_mr_.handle) driver_->deregister_memory(atomic_mr_);
     for (auto& s : slots_) {
         for (WorkRequest* wr = s->head; wr;) {
             WorkRequest* next = wr->next;
@@ -199,6 +201,7 @@ bool NetworkImpl::init(const std::vector<std::string>& addresses, std::string* e
         return false;
     }
     for (uint32_t i = send_buffers_; i > 0; --i) send_free_.push_back(i - 1);
+    if (!init_rma(error)) return false;
 
     Driver* d = driver_.get();
     const FaultPlan faults = fault_plan_from_env(layout_.node_id);
@@ -393,6 +396,11 @@ __attribute__((no_sanitize("thread"))) std::vector<std::string> NetworkImpl::des
         lines.emplace_back(buf);
     }
     describe_operations(lines);
+    if (const size_t n = rma_ops_.live()) {
+        snprintf(buf, sizeof(buf),
+                 "network: %zu one-sided transfers (RDMA writes, reads, atomics) in flight", n);
+        lines.emplace_back(buf);
+    }
     for (size_t i = 0; i < slots_.size(); ++i) {
         const RankSlot& s = *slots_[i];
         if (s.pending.load() == 0 && s.early.empty() && s.fragments.empty()) continue;

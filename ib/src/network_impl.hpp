@@ -59,6 +59,28 @@ struct OutMsg {
     uint64_t remote_addr = 0, remote_key = 0;
     bool has_imm = false;
     uint32_t imm = 0;
+    // One-sided operations: reads and atomics (remote_addr, remote_key,
+    // local_desc as writes), the send-CQ context of writes, reads and
+    // atomics (0: a rendezvous write, kCtxWrite | op), and a message's own
+    // copy of its payload (data_len bytes).
+    bool read = false;
+    bool atomic = false;
+    char* local_dest = nullptr;
+    AtomicOp atomic_op = AtomicOp::FetchAdd;
+    uint64_t operand = 0, compare = 0;
+    uint64_t* result = nullptr;
+    uint64_t context = 0;
+    std::unique_ptr<char[]> owned{};
+};
+
+// A one-sided transfer (rma_write, rma_read, rma_atomic) in flight.
+struct RmaOp {
+    RmaDone done;
+    RegistrationCache::Entry* reg = nullptr;  // of the local memory
+    std::atomic<int> left{0};                 // driver operations not completed
+    uint64_t id = 0;
+    uint32_t result_slot = UINT32_MAX;        // atomics: where the old value lands
+    uint64_t* user_result = nullptr;
 };
 
 // One connection: credits into the peer's receive pool and the queue of
@@ -215,6 +237,22 @@ public:
     void describe_operations(std::vector<std::string>& lines) const;
     void shutdown() override;
 
+    // rma.cpp
+    void set_rma_handler(const RmaHandler& handler) override { rma_handler_ = handler; }
+    size_t rma_message_max() const override { return buffer_size_ - sizeof(Header); }
+    void rma_send(int node, const void* head, size_t head_len, const void* data,
+                  size_t data_len) override;
+    void* rma_register(void* addr, size_t len, uint64_t* remote_addr, uint64_t* key) override;
+    void rma_deregister(void* registration) override;
+    bool rma_can_read() const override { return driver_->supports_read(); }
+    bool rma_atomics() const override { return driver_->atomics_with_cpu(); }
+    bool rma_write(int node, const void* local, size_t len, uint64_t remote_addr, uint64_t key,
+                   RmaDone done) override;
+    bool rma_read(int node, void* local, size_t len, uint64_t remote_addr, uint64_t key,
+                  RmaDone done) override;
+    bool rma_atomic(int node, AtomicOp op, uint64_t operand, uint64_t compare, uint64_t* result,
+                    uint64_t remote_addr, uint64_t key, RmaDone done) override;
+
 private:
     // send_path.cpp
     void post_or_queue(int node, OutMsg&& msg);
@@ -256,6 +294,11 @@ private:
     void release_work(WorkRequest* wr);
     bool drain_cqs();
     void check_connections();  // cq_lock_ held
+    // rma.cpp
+    bool rma_transfer(int node, char* local, size_t len, uint64_t remote_addr, uint64_t key,
+                      RmaDone done, bool read);
+    void rma_completion(const Completion& c);
+    bool init_rma(std::string* error);
 
     std::unique_ptr<Driver> driver_;
     ConnectionWatch* watch_ = nullptr;  // the driver, when it can report broken connections
@@ -271,6 +314,15 @@ private:
     mutable OpTable<SendOp> send_ops_;  // (mutable: describe_state reads them under their lock)
     mutable OpTable<RecvOp> recv_ops_;
     std::unique_ptr<RegistrationCache> rcache_;
+    // One-sided communication: the engine's handler, transfers in flight,
+    // and a registered slab where atomics' old values land.
+    RmaHandler rma_handler_;
+    mutable OpTable<RmaOp> rma_ops_;
+    static constexpr uint32_t kAtomicSlots = 1024;
+    std::unique_ptr<uint64_t[]> atomic_slab_;
+    MemoryRegion atomic_mr_{};
+    runtime::SpinLock atomic_free_lock_;
+    std::vector<uint32_t> atomic_free_;
     std::atomic<bool> registration_warned_{false};
 
     // Send buffers: one registered slab.
@@ -310,6 +362,7 @@ inline constexpr size_t kMaxWrite = size_t{1} << 30;
 // Context of a send-CQ entry: what completed.
 inline constexpr uint64_t kCtxSendBuffer = 1ull << 60;
 inline constexpr uint64_t kCtxWrite = 2ull << 60;
+inline constexpr uint64_t kCtxRma = 3ull << 60;  // a one-sided transfer: RmaOp
 inline constexpr uint64_t kCtxMask = 0xfull << 60;
 
 }  // namespace mpc::ib

@@ -60,6 +60,17 @@ void NetworkImpl::dispatch_recv(const Completion& c) {
         return_credit(src_node);
         return;
     }
+    // One-sided messages are the engine's, done here, in arrival order, by
+    // whoever drains: they need no rank (collaborative polling for RMA).
+    if (h->type == MsgType::Rma) {
+        if (rma_handler_.message && c.length - sizeof(Header) == h->bytes)
+            rma_handler_.message(rma_handler_.ctx, src_node, buf + sizeof(Header), h->bytes);
+        else
+            runtime::warn("network: dropped a one-sided message from node process %d", src_node);
+        repost();
+        return_credit(src_node);
+        return;
+    }
     const bool known_type = h->type >= MsgType::Eager && h->type <= MsgType::RndvData;
     const bool local_dest = h->dst_world >= 0 &&
                             static_cast<size_t>(h->dst_world) < layout_.node_of.size() &&
@@ -119,6 +130,10 @@ void NetworkImpl::handle_send_completion(const Completion& c) {
     const uint64_t kind = c.context & kCtxMask;
     if (kind == kCtxSendBuffer) {
         free_send_buffer(static_cast<uint32_t>(c.context & 0xffffffffu));
+        return;
+    }
+    if (kind == kCtxRma) {
+        rma_completion(c);
         return;
     }
     if (kind == kCtxWrite) {
@@ -197,7 +212,8 @@ void NetworkImpl::process(int local, WorkRequest* wr) {
         case MsgType::RndvData:
             on_rndv_data(local, *wr);
             break;
-        case MsgType::Credit: break;
+        case MsgType::Credit:
+        case MsgType::Rma: break;  // (handled at dispatch)
     }
     release_work(wr);
 }

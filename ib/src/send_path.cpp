@@ -102,13 +102,24 @@ void NetworkImpl::send(int src_world, int dest_world, const MatchBits& bits,
 }
 
 bool NetworkImpl::try_post(int node, Peer& peer, OutMsg& m) {
-    if (m.write) {
+    if (m.write || m.read || m.atomic) {
         if (m.has_imm && peer.credits <= 0) return false;
-        Status st = driver_->post_write(node, m.local, m.data_len, m.local_desc, m.remote_addr,
-                                        m.remote_key, m.has_imm, m.imm,
-                                        kCtxWrite | OpTable<SendOp>::compact(m.op->id));
+        const uint64_t context =
+            m.context ? m.context : kCtxWrite | OpTable<SendOp>::compact(m.op->id);
+        Status st;
+        if (m.write)
+            st = driver_->post_write(node, m.local, m.data_len, m.local_desc, m.remote_addr,
+                                     m.remote_key, m.has_imm, m.imm, context);
+        else if (m.read)
+            st = driver_->post_read(node, m.local_dest, m.data_len, m.local_desc, m.remote_addr,
+                                    m.remote_key, context);
+        else
+            st = driver_->post_atomic(node, m.atomic_op, m.operand, m.compare, m.result,
+                                      m.local_desc, m.remote_addr, m.remote_key, context);
         if (st == Status::Again) return false;
-        if (st != Status::Ok) runtime::fatal("network: RDMA write to node process %d failed", node);
+        if (st != Status::Ok)
+            runtime::fatal("network: RDMA %s to node process %d failed",
+                           m.write ? "write" : m.read ? "read" : "atomic", node);
         if (m.has_imm) peer.credits--;
         inflight_.fetch_add(1, std::memory_order_relaxed);
         writes_inflight_.fetch_add(1, std::memory_order_relaxed);
@@ -121,7 +132,9 @@ bool NetworkImpl::try_post(int node, Peer& peer, OutMsg& m) {
     Header h = m.header;
     h.credits = static_cast<uint16_t>(take_credits_to_return(peer));
     memcpy(buf, &h, sizeof(h));
-    if (m.data_len) {
+    if (m.data_len && m.owned) {
+        memcpy(buf + sizeof(h), m.owned.get(), m.data_len);
+    } else if (m.data_len) {
         const SendSource& src = m.op->source;
         if (src.contiguous)
             memcpy(buf + sizeof(h), static_cast<const char*>(src.contiguous) + m.data_offset, m.data_len);

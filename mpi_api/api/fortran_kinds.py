@@ -108,6 +108,16 @@ class DetachedAddress(Buffer):
         return f"&{p.name}_c"
 
 
+class AddressOut(Kind):
+    """A void* through which C stores an address (MPI_ALLOC_MEM's BASEPTR):
+    INTEGER(KIND=MPI_ADDRESS_KIND) in Fortran, as wide as the pointer."""
+    def params(self, p, fn):
+        return [f"MPI_Aint* {p.name}"]
+
+    def fortran(self, p):
+        return [f"INTEGER(KIND=MPI_ADDRESS_KIND) :: {p.name}"]
+
+
 class Status(Kind):
     """INTEGER STATUS(MPI_STATUS_SIZE): copied to and from a C MPI_Status."""
     def params(self, p, fn):

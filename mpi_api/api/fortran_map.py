@@ -12,17 +12,16 @@ import re
 import sys
 from dataclasses import dataclass, field
 
-from fortran_kinds import (FORTRAN_TYPES, AttrCallback, AttrCallbackInt, AttrIn, AttrInInt,
-                           AttrOut, AttrOutInt, Buffer, DetachedAddress, Drop, FortranIndex,
-                           FortranIndices, GrequestCallback, GrequestState, KeyvalState,
-                           KeyvalStateInt, Logical, Pointer,
-                           SameAbiCallback, Sentinel, Status, Statuses, StringIn, StringOut,
-                           Value, fail)
+from fortran_kinds import (FORTRAN_TYPES, AddressOut, AttrCallback, AttrCallbackInt, AttrIn,
+                           AttrInInt, AttrOut, AttrOutInt, Buffer, DetachedAddress, Drop,
+                           FortranIndex, FortranIndices, GrequestCallback, GrequestState,
+                           KeyvalState, KeyvalStateInt, Logical, Pointer, SameAbiCallback, Sentinel,
+                           Status, Statuses, StringIn, StringOut, Value, fail)
 
 # void* parameters that are choice buffers (any other void* needs an annotation:
 # in MPI it can also be an attribute value or a void** in disguise).
 BUFFER_NAMES = {"buf", "sendbuf", "recvbuf", "buffer", "inbuf", "outbuf", "inoutbuf",
-                "location"}
+                "location", "base", "origin_addr", "result_addr", "compare_addr"}
 
 # Functions without a Fortran binding: MPI defines the handle and status
 # conversion functions, and the tools information interface (MPI_T_*, MPI 3.1
@@ -79,6 +78,9 @@ CALLBACK_KINDS = {
     "MPI_Grequest_cancel_function": GrequestCallback("cancel"),
     "MPI_Copy_function": AttrCallbackInt("copy"),
     "MPI_Delete_function": AttrCallbackInt("delete"),
+    "MPI_Win_errhandler_function": SameAbiCallback(),
+    "MPI_Win_copy_attr_function": AttrCallback("copy"),
+    "MPI_Win_delete_attr_function": AttrCallback("delete"),
 }
 
 # ---- Annotations: "Function.param", or "*.param" for every function -------------
@@ -118,6 +120,12 @@ ANNOTATIONS = {
     "Keyval_create.extra_state": KeyvalStateInt(),
     "Grequest_start.extra_state": GrequestState(),
     "Buffer_detach.buffer_addr": DetachedAddress(),
+    # Windows: attribute values, names, and the addresses of memory MPI
+    # allocates (INTEGER(KIND=MPI_ADDRESS_KIND) BASEPTR, for Cray pointers).
+    "Win_set_attr.attribute_val": AttrIn(), "Win_get_attr.attribute_val": AttrOut("win_keyval"),
+    "Win_create_keyval.extra_state": KeyvalState(),
+    "Win_get_name.win_name": StringOut("MPI_MAX_OBJECT_NAME"),
+    "*.baseptr": AddressOut(),
     # Integer arrays that may be Fortran sentinels.
     "*.weights": Sentinel("weights"), "*.sourceweights": Sentinel("weights"),
     "*.destweights": Sentinel("weights"), "*.array_of_errcodes": Sentinel("errcodes"),

@@ -87,6 +87,16 @@ void StatusArray::store() {
 // ---- Attributes ------------------------------------------------------------------------
 
 MPI_Aint fortran_attribute(int keyval, void* value) {
+    // Windows' predefined attributes: the base address itself, the size as
+    // an address-sized integer, the others as ints (MPI 3.1 section 11.2.6).
+    switch (keyval) {
+        case MPI_WIN_BASE: return reinterpret_cast<MPI_Aint>(value);
+        case MPI_WIN_SIZE: return *static_cast<const MPI_Aint*>(value);
+        case MPI_WIN_DISP_UNIT:
+        case MPI_WIN_CREATE_FLAVOR:
+        case MPI_WIN_MODEL: return *static_cast<const int*>(value);
+        default: break;
+    }
     if (is_predefined_keyval(keyval)) return *static_cast<const int*>(value);
     return reinterpret_cast<MPI_Aint>(value);
 }

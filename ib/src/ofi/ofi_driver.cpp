@@ -12,7 +12,8 @@ namespace mpc::ib::ofi {
 
 namespace {
 
-constexpr uint64_t kMrAccess = FI_SEND | FI_RECV | FI_WRITE | FI_REMOTE_WRITE;
+constexpr uint64_t kMrAccess =
+    FI_SEND | FI_RECV | FI_WRITE | FI_REMOTE_WRITE | FI_READ | FI_REMOTE_READ;
 constexpr int kBatch = 32;
 
 }  // namespace
@@ -98,6 +99,19 @@ Status OfiDriver::post_write(int peer, const void* buf, size_t len, void* desc,
         has_imm ? fi_writedata(conn.ep.get(), buf, len, d, imm, 0, remote_addr, remote_key, slot)
                 : fi_write(conn.ep.get(), buf, len, d, 0, remote_addr, remote_key, slot);
     return post_status(slot, ret, has_imm ? "fi_writedata" : "fi_write");
+}
+
+Status OfiDriver::post_read(int peer, void* buf, size_t len, void* desc, uint64_t remote_addr,
+                            uint64_t remote_key, uint64_t context) {
+    if (peer < 0 || peer >= config_.num_peers) return Status::Error;
+    Connection& conn = connections_[peer];
+    if (!conn.connected) return Status::Error;
+    SendSlot* slot = conn.slots->acquire(Completion::Type::Read, context);
+    if (!slot) return Status::Again;
+    return post_status(slot,
+                       fi_read(conn.ep.get(), buf, len, need_desc_ ? desc : nullptr, 0,
+                               remote_addr, remote_key, slot),
+                       "fi_read");
 }
 
 int OfiDriver::poll_send_cq(Completion* out, int max) {

@@ -68,6 +68,9 @@ class OfiDriver final : public Driver, public ConnectionWatch {
     Status post_write(int peer, const void* buf, size_t len, void* desc, uint64_t remote_addr,
                       uint64_t remote_key, bool has_imm, uint32_t imm, uint64_t context) override;
 
+    bool supports_read() const override { return true; }
+    Status post_read(int peer, void* buf, size_t len, void* desc, uint64_t remote_addr,
+                     uint64_t remote_key, uint64_t context) override;
     int poll_send_cq(Completion* out, int max) override;
     int poll_recv_cq(Completion* out, int max) override;
 

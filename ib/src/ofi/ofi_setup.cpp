@@ -10,9 +10,12 @@ namespace mpc::ib::ofi {
 
 namespace {
 
-// Every transfer is a send, a receive or a write: requesting exactly these
-// lets the provider skip what reads and atomics would need.
-constexpr uint64_t kCaps = FI_MSG | FI_RMA | FI_SEND | FI_RECV | FI_WRITE | FI_REMOTE_WRITE;
+// Every transfer is a send, a receive, a write or a read (one-sided
+// communication): requesting exactly these lets the provider skip what
+// atomics would need (the tcp provider has none; one-sided atomics go as
+// messages on this driver).
+constexpr uint64_t kCaps = FI_MSG | FI_RMA | FI_SEND | FI_RECV | FI_WRITE | FI_REMOTE_WRITE |
+                           FI_READ | FI_REMOTE_READ;
 
 }  // namespace
 

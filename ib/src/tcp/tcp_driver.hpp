@@ -35,6 +35,16 @@
 // others. The listener binds loopback for a job on one host, else the job's
 // interface, and closes once every pair is connected.
 //
+// Reads and atomics are requests the target node process executes when it
+// polls: a ReadReq is answered by a ReadResp carrying the bytes (sent from
+// the registered memory itself), an AtomicReq is done with the CPU's own
+// atomic instruction and answered by an AtomicResp with the old value; the
+// answer lands in the requester's buffer like a write and completes the
+// operation on its send CQ. A request is executed only once the receive
+// completions of the frames before it on its connection have been handed to
+// the caller (a poll stops before it otherwise), so an atomic never
+// overtakes the messages its origin sent first.
+//
 // Threading: posts to one connection serialize on its out_lock; the receive
 // side (Inbound) belongs to the thread polling the receive CQ (one at a
 // time, as the interface says); wait() is called by one thread at a time.
@@ -58,7 +68,15 @@
 
 namespace mpc::ib::tcp {
 
-enum class FrameKind : uint32_t { Send = 0x5e4d0001, Write = 0x5e4d0002, WriteImm = 0x5e4d0003 };
+enum class FrameKind : uint32_t {
+    Send = 0x5e4d0001,
+    Write = 0x5e4d0002,
+    WriteImm = 0x5e4d0003,
+    ReadReq = 0x5e4d0004,
+    ReadResp = 0x5e4d0005,
+    AtomicReq = 0x5e4d0006,
+    AtomicResp = 0x5e4d0007,
+};
 
 struct FrameHeader {
     FrameKind kind;
@@ -68,6 +86,21 @@ struct FrameHeader {
 struct WriteTarget {
     uint64_t addr;
     uint64_t key;
+};
+// Follows the header of ReadReq and AtomicReq frames (which have no body).
+struct RemoteRequest {
+    uint64_t addr;
+    uint64_t key;
+    uint64_t length;  // ReadReq: bytes to read; AtomicReq: 8
+    uint64_t token;   // echoed by the answer: the requester's operation
+    uint64_t operand;
+    uint64_t compare;
+    uint32_t op;  // AtomicReq: an AtomicOp
+    uint32_t pad;
+};
+// Follows the header of ReadResp and AtomicResp frames, before the body.
+struct Answer {
+    uint64_t token;
 };
 
 class TcpDriver final : public Driver, public ConnectionWatch {
@@ -97,6 +130,13 @@ class TcpDriver final : public Driver, public ConnectionWatch {
     size_t write_chunk() const override { return size_t{512} << 10; }
     Status post_write(int peer, const void* buf, size_t len, void* desc, uint64_t remote_addr,
                       uint64_t remote_key, bool has_imm, uint32_t imm, uint64_t context) override;
+    bool supports_read() const override { return true; }
+    Status post_read(int peer, void* buf, size_t len, void* desc, uint64_t remote_addr,
+                     uint64_t remote_key, uint64_t context) override;
+    Status post_atomic(int peer, AtomicOp op, uint64_t operand, uint64_t compare, uint64_t* result,
+                       void* desc, uint64_t remote_addr, uint64_t remote_key,
+                       uint64_t context) override;
+    bool atomics_with_cpu() const override { return true; }
 
     int poll_send_cq(Completion* out, int max) override;
     int poll_recv_cq(Completion* out, int max) override;
@@ -110,13 +150,25 @@ class TcpDriver final : public Driver, public ConnectionWatch {
 
     // A posted operation whose bytes are not all in the kernel yet.
     struct OutOp {
-        char head[sizeof(FrameHeader) + sizeof(WriteTarget)];
+        char head[sizeof(FrameHeader) + sizeof(RemoteRequest)];
         size_t head_len = 0;
         const char* data = nullptr;
         size_t len = 0;
         size_t sent = 0;  // of head_len + len
         Completion::Type type = Completion::Type::Send;
         uint64_t context = 0;
+        // Whether writing it out completes a posted operation: not for a
+        // read or atomic request (its answer does), nor for an answer.
+        bool report = true;
+    };
+
+    // A read or atomic request waiting for its answer.
+    struct Awaited {
+        int peer;
+        Completion::Type type;
+        char* dest;
+        size_t length;
+        uint64_t context;
     };
 
     // The receiving half of a connection: the polling thread's alone.
@@ -128,6 +180,10 @@ class TcpDriver final : public Driver, public ConnectionWatch {
         bool in_body = false;
         bool emit = false;  // body done: report `done`
         Completion done;
+        // Body done: an answer to our read or atomic, to report on the send CQ.
+        bool answer = false;
+        Completion::Type answer_type = Completion::Type::Read;
+        uint64_t answer_context = 0;
         bool readable = false;  // worth a recv on this poll
     };
 
@@ -168,8 +224,14 @@ class TcpDriver final : public Driver, public ConnectionWatch {
                             std::string* error);
     bool ready_connection(Connection& conn, std::string* error);
 
-    Status post(int peer, const FrameHeader& header, const WriteTarget* target, const void* buf,
-                size_t len, Completion::Type type, uint64_t context);
+    Status post(int peer, const FrameHeader& header, const void* extra, size_t extra_len,
+                const void* buf, size_t len, Completion::Type type, uint64_t context,
+                bool report = true);
+    Status post_request(int peer, FrameKind kind, const RemoteRequest& request, char* dest,
+                        size_t length, Completion::Type type, uint64_t context);
+    // The target's side of a request (the polling thread's): checks it, does
+    // it and queues the answer; false when it broke the connection.
+    bool answer_request(Connection& conn, FrameKind kind, const RemoteRequest& request);
     // Writes what the kernel takes of op; true when all of it is in. On a
     // socket error breaks the connection and returns false.
     bool write_some(Connection& conn, OutOp& op);
@@ -191,6 +253,8 @@ class TcpDriver final : public Driver, public ConnectionWatch {
     size_t receive(Connection& conn, char* dst, size_t len);
     void find_hangups();
     bool find_region(uint64_t key, uint64_t addr, uint64_t len);
+    // Fails the requests awaiting answers from a broken connection's peer.
+    void fail_awaited(int peer);
 
     DriverConfig config_;
     std::string local_address_;
@@ -212,6 +276,9 @@ class TcpDriver final : public Driver, public ConnectionWatch {
     std::atomic<int> queued_ops_{0};   // OutOps on all connections
     std::atomic<int> lost_unsaid_{0};  // broken connections not yet reported
     std::atomic<bool> staged_{false};  // a poll left whole headers in a stage
+    runtime::SpinLock awaited_lock_;
+    std::unordered_map<uint64_t, Awaited> awaited_;  // by token
+    uint64_t next_token_ = 1;                        // under awaited_lock_
     runtime::SpinLock region_lock_;
     std::unordered_map<uint64_t, Region> regions_;
     uint64_t key_pool_[32];  // random keys drawn ahead (one getrandom per 32 registrations)

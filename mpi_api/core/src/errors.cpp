@@ -154,12 +154,13 @@ int last_used_code() {
 
 Errhandler* errhandler_lookup(MPI_Errhandler h) { return eh_pool().lookup(h); }
 
-int errhandler_create(MPI_Comm_errhandler_function* fn, MPI_Errhandler* out) {
+int errhandler_create(MPI_Comm_errhandler_function* fn, MPI_Errhandler* out, ErrObject object) {
     int h;
     Errhandler* e = eh_pool().allocate(&h);
     e->kind = Errhandler::User;
     e->fn = fn;
     e->builtin = false;
+    e->object = object;
     *out = h;
     return MPI_SUCCESS;
 }
@@ -190,6 +191,22 @@ int raise_error(Comm* comm, int code) {
                           current_fn_name(me), error_text(code).c_str(), class_name(cls),
                           comm ? (comm->name.empty() ? "a communicator" : comm->name.c_str())
                                : "MPI_COMM_WORLD");
+}
+
+int raise_object(MPI_Errhandler h, int handle, int code, const char* what) {
+    if (code == MPI_SUCCESS) return code;
+    Errhandler* eh = errhandler_lookup(h);
+    if (eh && eh->kind == Errhandler::Return) return code;
+    if (eh && eh->kind == Errhandler::User && eh->fn) {
+        int obj = handle;
+        int c = code;
+        eh->fn(&obj, &c);
+        return code;
+    }
+    int cls = error_class_of(code);
+    runtime::fatal_status(cls > 0 && cls < 256 ? cls : 1, "%s: %s (%s) on %s; aborting the job",
+                          current_fn_name(current_rank()), error_text(code).c_str(),
+                          class_name(cls), what);
 }
 
 int raise_on(MPI_Comm handle, int code) {

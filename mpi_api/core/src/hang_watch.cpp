@@ -163,6 +163,9 @@ MPC_DIAGNOSTIC_READS std::string describe_request(const Request* r, bool posted)
         case Request::Kind::Generalized:
             s = "generalized request, not completed by the program";
             break;
+        case Request::Kind::Rma:
+            s = "one-sided operation (MPI_Rput, MPI_Rget, ...), waiting for its target";
+            break;
     }
     if (r->persistent) s += " (persistent)";
     if (r->cancel_requested) s += " (cancel requested)";

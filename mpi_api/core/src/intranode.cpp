@@ -171,7 +171,7 @@ bool copy_chunks(CopyJob& j) {
     }
 }
 
-void shared_copy(const void* src, void* dst, size_t bytes, const RankState* sender) {
+void copy_shared(const void* src, void* dst, size_t bytes, const RankState* sender) {
     CopyJob j{static_cast<const unsigned char*>(src), static_cast<unsigned char*>(dst), bytes,
               std::clamp(bytes / 4, kMinChunk, kMaxChunk), sender};
     int slot = -1;
@@ -194,7 +194,7 @@ void deliver_rendezvous(Incoming* m, Request* r) {
     Request* s = rv->send;
     size_t n = std::min(rv->bytes, receive_capacity(r));
     if (n >= kSharedCopyMin && s->type->contiguous && r->type->contiguous)
-        shared_copy(contiguous_data(s->buf, *s->type), contiguous_data(r->buf, *r->type), n,
+        copy_shared(contiguous_data(s->buf, *s->type), contiguous_data(r->buf, *r->type), n,
                     s->rank);
     else
         typed_copy(s->buf, static_cast<size_t>(s->count), *s->type, r->buf,
@@ -503,3 +503,14 @@ bool drain(RankState* r, bool owner) {
 }
 
 }  // namespace mpc::mpi::intranode
+
+namespace mpc::mpi {
+
+void shared_copy(const void* src, void* dst, size_t bytes, const RankState* owner) {
+    if (bytes >= intranode::kSharedCopyMin)
+        intranode::copy_shared(src, dst, bytes, owner);
+    else
+        memcpy(dst, src, bytes);
+}
+
+}  // namespace mpc::mpi

@@ -78,10 +78,11 @@ def check_real_spec():
 
 def check_failures():
     cases = [
-        ("a void* that is no known buffer", "Alloc_mem",
-         add_function("int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr);"), None),
-        ("an output string without its size", "Win_get_name",
-         add_function("int MPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen);"), None),
+        ("a void* that is no known buffer", "Example_attach",
+         add_function("int MPI_Example_attach(MPI_Comm comm, void *region);"), None),
+        ("an output string without its size", "Info_get_string",
+         add_function("int MPI_Info_get_string(MPI_Info info, const char *key, int *buflen, "
+                      "char *value, int *flag);"), None),
         # (A made-up callback type: the real ones all get mapped in time.)
         ("an unknown callback type", "Unmapped_callback",
          add_function("int MPI_Unmapped_callback(MPI_Unmapped_function *fn, "

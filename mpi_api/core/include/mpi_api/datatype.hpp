@@ -228,6 +228,20 @@ inline void unpack(void* buf, size_t count, const Datatype& type, size_t offset,
     if (len)
         runtime::copy_bytes(reinterpret_cast<void*>(contiguous_at(buf, type, offset)), in, len);
 }
+// Calls fn(ctx, address, n) for each contiguous run of memory holding the packed
+// byte range [offset, offset+len) of (buf, count, type), in packed order (runs
+// hold whole basic elements when the range does). buf may be null: the
+// addresses are then the displacements (one-sided communication describes
+// target memory this way).
+void for_each_run(const void* buf, size_t count, const Datatype& type, size_t offset, size_t len,
+                  void (*fn)(void* ctx, uintptr_t address, size_t n), void* ctx);
+template <class F>
+void for_each_run(const void* buf, size_t count, const Datatype& type, size_t offset, size_t len,
+                  F&& f) {
+    for_each_run(
+        buf, count, type, offset, len,
+        [](void* ctx, uintptr_t a, size_t n) { (*static_cast<F*>(ctx))(a, n); }, &f);
+}
 // Copies the first `bytes` packed bytes of (sbuf, scount, stype) into (rbuf, rcount,
 // rtype) with a single copy of each byte.
 void typed_copy(const void* sbuf, size_t scount, const Datatype& stype, void* rbuf, size_t rcount,

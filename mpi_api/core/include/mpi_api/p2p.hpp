@@ -75,6 +75,11 @@ void coll_start_send(Request* r, Comm* c, const void* buf, int count, Datatype* 
 void coll_start_recv(Request* r, Comm* c, void* buf, int count, Datatype* type, int source,
                      int tag);
 
+// Copies bytes from src to dst, the way a large intra-node message moves: from
+// 64 KiB on, ranks that poll meanwhile copy chunks of it too (owner's own
+// waits first; every rank's in collaborative mode). Returns once all is copied.
+void shared_copy(const void* src, void* dst, size_t bytes, const RankState* owner);
+
 // The remote transport, installed by the network layer at start-up.
 struct RemoteTransport {
     void (*start_send)(Request* r, int dest_world_rank);

@@ -23,7 +23,7 @@ struct Incoming;
 enum class SendMode : uint8_t { Standard, Synchronous, Ready, Buffered };
 
 struct Request {
-    enum class Kind : uint8_t { Send, Recv, Generalized, Collective };
+    enum class Kind : uint8_t { Send, Recv, Generalized, Collective, Rma };
 
     // ---- completion --------------------------------------------------------
     // One word holds the whole completion state, so that a completer touches
