@@ -24,6 +24,7 @@ LADDER = [
     ("network", "ib"),
     ("mpi engine", "mpi_api/core"),
     ("collectives", "collectives"),
+    ("I/O", "mpi_api/io"),
     ("C bindings", "mpi_api/bindings"),
     ("Fortran bindings", "mpi_api/fortran"),
     ("host", "runtime/host"),
@@ -37,6 +38,7 @@ PUBLIC = {
     "ib/": "network",
     "mpi_api/": "mpi engine",
     "collectives/": "collectives",
+    "io/": "I/O",
 }
 # Generated files: the C API (mpi.h and its tables belong to the engine's
 # level: everything above the network may see them) and the Fortran layout.

@@ -58,6 +58,7 @@ def header(template, version):
                     for i, n in enumerate(spec.OPS))
     errs = "\n".join(define(n, None, v) for n, v, _ in spec.ERROR_CLASSES)
     ints = "\n".join(define(n, None, v) for n, v in spec.INT_CONSTANTS)
+    offsets = "\n".join(f"#define {n} ((MPI_Offset)({v}))" for n, v in spec.OFFSET_CONSTANTS)
     protos = []
     for ret, name, args in functions():
         protos.append(f"{ret} MPI_{name}({args});")
@@ -67,7 +68,8 @@ def header(template, version):
     repl = {
         "@VERSION@": version, "@HANDLE_TYPEDEFS@": typedefs, "@HANDLES@": handles,
         "@DATATYPES@": dtypes, "@OPS@": ops, "@ERROR_CLASSES@": errs,
-        "@INT_CONSTANTS@": ints, "@PROTOTYPES@": "\n".join(protos),
+        "@INT_CONSTANTS@": ints, "@OFFSET_CONSTANTS@": offsets,
+        "@PROTOTYPES@": "\n".join(protos),
     }
     for k, v in repl.items():
         text = text.replace(k, v)

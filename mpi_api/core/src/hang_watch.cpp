@@ -161,6 +161,9 @@ MPC_DIAGNOSTIC_READS std::string describe_request(const Request* r, bool posted)
         case Request::Kind::Generalized:
             s = "generalized request, not completed by the program";
             break;
+        case Request::Kind::File:
+            append(s, "file access on %s, in progress", comm_text(r->comm, r->context).c_str());
+            break;
     }
     if (r->persistent) s += " (persistent)";
     if (r->cancel_requested) s += " (cancel requested)";
