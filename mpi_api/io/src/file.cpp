@@ -148,9 +148,12 @@ int close(File* f) {
     sfp_server_stop(f);
     if (::close(f->fd) != 0 && !err) err = io_error(errno, "closing", f->filename);
     if (f->amode & MPI_MODE_DELETE_ON_CLOSE) {
-        if (int e = barrier(f); e && !err) err = e;
-        if (f->comm->rank == 0 && unlink(f->filename.c_str()) != 0 && !err)
-            err = io_error(errno, "deleting", f->filename);
+        // Gone for every rank once any returns.
+        int e = MPI_SUCCESS;
+        if (f->comm->rank == 0 && unlink(f->filename.c_str()) != 0)
+            e = io_error(errno, "deleting", f->filename);
+        e = group_error(f->comm, e, "deleting the file");
+        if (!err) err = e;
     }
     node_leave(f);
     mpi::comm_free(f->comm);
@@ -169,9 +172,18 @@ int remove(const char* filename) {
     return MPI_SUCCESS;
 }
 
+// Changing the size of a file opened read-only is refused before anything
+// happens to it.
+int check_resize(File* f, MPI_Offset size) {
+    if (size < 0) return mpi::make_error(MPI_ERR_ARG, "negative size %lld", (long long)size);
+    if (!f->writable())
+        return mpi::make_error(MPI_ERR_READ_ONLY, "resizing '%s', opened MPI_MODE_RDONLY",
+                               f->filename.c_str());
+    return MPI_SUCCESS;
+}
+
 int set_size(File* f, MPI_Offset size) {
-    int err = size < 0 ? mpi::make_error(MPI_ERR_ARG, "negative size %lld", (long long)size)
-                       : MPI_SUCCESS;
+    int err = check_resize(f, size);
     if (int e = agree(f, size, err, "MPI_File_set_size")) return e;
     if (f->comm->rank == 0 && ftruncate(f->fd, size) != 0)
         err = io_error(errno, "resizing", f->filename);
@@ -179,8 +191,7 @@ int set_size(File* f, MPI_Offset size) {
 }
 
 int preallocate(File* f, MPI_Offset size) {
-    int err = size < 0 ? mpi::make_error(MPI_ERR_ARG, "negative size %lld", (long long)size)
-                       : MPI_SUCCESS;
+    int err = check_resize(f, size);
     if (int e = agree(f, size, err, "MPI_File_preallocate")) return e;
     if (f->comm->rank == 0 && size > 0) {
         int r = posix_fallocate(f->fd, 0, size);

@@ -150,12 +150,8 @@ void get_view(File* f, MPI_Offset* disp, MPI_Datatype* etype, MPI_Datatype* file
               char* datarep) {
     const View& v = *f->view;
     *disp = v.disp;
-    auto copy = [](Datatype* t) {
-        if (t->predefined) return t->handle;
-        Datatype* d = nullptr;
-        mpi::type_dup(t, &d);
-        return d->handle;
-    };
+    // New handles with the same envelope and contents, committed (13.3).
+    auto copy = [](Datatype* t) { return mpi::type_contents_copy(t)->handle; };
     *etype = copy(v.etype);
     *filetype = copy(v.filetype);
     const size_t n = std::min(v.datarep.size(), static_cast<size_t>(MPI_MAX_DATAREP_STRING - 1));
