@@ -103,6 +103,24 @@ static void explicit_offsets(const char* path) {
         rw_at(fh, m, (MPI_Offset)(m * size + peer) * B, buf, B, 0);
         CHECK_PATTERN(buf, B, (uint32_t)(m * size + peer), "explicit-offset block");
     }
+    /* Two collective accesses in flight at once, completed out of order. */
+    unsigned char* second = (unsigned char*)xmalloc(B);
+    fill_pattern(buf, B, (uint32_t)(1000 + rank));
+    fill_pattern(second, B, (uint32_t)(2000 + rank));
+    MPI_Request two[2];
+    const MPI_Offset base = (MPI_Offset)5 * size * B;
+    MPI_OK(MPI_File_iwrite_at_all(fh, base + (MPI_Offset)rank * B, buf, B, MPI_BYTE, &two[0]));
+    MPI_OK(MPI_File_iwrite_at_all(fh, base + (MPI_Offset)(size + rank) * B, second, B, MPI_BYTE,
+                                  &two[1]));
+    MPI_OK(MPI_Wait(&two[1], MPI_STATUS_IGNORE));
+    MPI_OK(MPI_Wait(&two[0], MPI_STATUS_IGNORE));
+    MPI_OK(MPI_File_iread_at_all(fh, base + (MPI_Offset)(size + rank) * B, buf, B, MPI_BYTE,
+                                 &two[0]));
+    MPI_OK(MPI_File_iread_at_all(fh, base + (MPI_Offset)rank * B, second, B, MPI_BYTE, &two[1]));
+    MPI_OK(MPI_Waitall(2, two, MPI_STATUSES_IGNORE));
+    CHECK_PATTERN(buf, B, (uint32_t)(2000 + rank), "second of two nonblocking collectives");
+    CHECK_PATTERN(second, B, (uint32_t)(1000 + rank), "first of two nonblocking collectives");
+    free(second);
     MPI_OK(MPI_File_close(&fh));
     free(buf);
 }
