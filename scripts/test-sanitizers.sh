@@ -102,6 +102,13 @@ exit late n4
 nompi n4
 pmi kvs N3
 images globals n6 N3 thread
+io_array n4
+io_array N2 collaborative
+io_array N3 thread
+io_modes n4
+io_modes N3 n5 wait
+io_types n3
+io_errors N2 n4 wait
 "
 
 # Not run under ASan+UBSan: tests of how a deliberate crash is reported (a
