@@ -145,6 +145,8 @@ static void disagreements(void) {
                 rank ? (size > 1 ? MPI_ERR_UNSUPPORTED_DATAREP : MPI_SUCCESS)
                      : MPI_ERR_UNSUPPORTED_DATAREP);
     CHECK_CLASS(MPI_File_set_view(fh, -5, MPI_INT, MPI_INT, "native", MPI_INFO_NULL), MPI_ERR_ARG);
+    /* A filetype must be made of etypes. */
+    CHECK_CLASS(MPI_File_set_view(fh, 0, MPI_INT, MPI_SHORT, "native", MPI_INFO_NULL), MPI_ERR_ARG);
     MPI_OK(MPI_File_close(&fh));
 }
 
@@ -192,6 +194,19 @@ static void duplicate_datarep(void) {
     CHECK_CLASS(MPI_Register_datarep("native", MPI_CONVERSION_FN_NULL, MPI_CONVERSION_FN_NULL,
                                      extent_fn, NULL),
                 MPI_ERR_DUP_DATAREP);
+}
+
+/* Other failures of the system: reading the calling process's memory at
+ * address 0 through /proc fails with EIO. */
+static void other_io_error(void) {
+    MPI_File fh;
+    if (MPI_File_open(MPI_COMM_SELF, "/proc/self/mem", MPI_MODE_RDONLY, MPI_INFO_NULL, &fh)) {
+        if (rank == 0) printf("io_errors: MPI_ERR_IO check skipped: cannot open /proc/self/mem\n");
+        return;
+    }
+    char c;
+    CHECK_CLASS(MPI_File_read_at(fh, 0, &c, 1, MPI_CHAR, MPI_STATUS_IGNORE), MPI_ERR_IO);
+    MPI_OK(MPI_File_close(&fh));
 }
 
 /* A device that is always full: errors found while moving data. */
@@ -270,6 +285,7 @@ int main(int argc, char** argv) {
     sequential_and_datareps();
     duplicate_datarep();
     full_device();
+    other_io_error();
     handlers();
     io_cleanup();
     MPI_Finalize();

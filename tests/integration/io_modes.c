@@ -103,6 +103,26 @@ static void explicit_offsets(const char* path) {
         rw_at(fh, m, (MPI_Offset)(m * size + peer) * B, buf, B, 0);
         CHECK_PATTERN(buf, B, (uint32_t)(m * size + peer), "explicit-offset block");
     }
+    /* Every rank reads the same strided bytes collectively (pieces of all
+     * ranks overlap in the aggregators' windows). */
+    {
+        const int blocks = 5 * size * B / 200;
+        MPI_Datatype strided;
+        MPI_Type_vector(blocks, 100, 200, MPI_BYTE, &strided);
+        MPI_Type_commit(&strided);
+        MPI_OK(MPI_File_set_view(fh, 0, MPI_BYTE, strided, "native", MPI_INFO_NULL));
+        unsigned char* all = (unsigned char*)xmalloc((size_t)blocks * 100);
+        MPI_OK(MPI_File_read_at_all(fh, 0, all, blocks * 100, MPI_BYTE, MPI_STATUS_IGNORE));
+        for (int k = 0; k < blocks; ++k)
+            for (int b = 0; b < 100; ++b) {
+                const long off = (long)k * 200 + b;
+                const unsigned char want = pattern_byte((uint32_t)(off / B), (size_t)(off % B));
+                CHECK(all[k * 100 + b] == want, "shared strided read: byte %ld", off);
+            }
+        free(all);
+        MPI_Type_free(&strided);
+        MPI_OK(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
+    }
     /* Two collective accesses in flight at once, completed out of order. */
     unsigned char* second = (unsigned char*)xmalloc(B);
     fill_pattern(buf, B, (uint32_t)(1000 + rank));

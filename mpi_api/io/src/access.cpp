@@ -13,6 +13,7 @@
 // collective access is the same operation waited for at once.
 #include <algorithm>
 #include <memory>
+#include <utility>
 
 #include "collective.hpp"
 #include "datarep.hpp"
@@ -29,7 +30,25 @@ namespace {
 // rest of the access can be moved by another rank meanwhile.
 constexpr uint64_t kSlice = 8u << 20;
 
+// A reference on the memory datatype for the life of an operation (the
+// user may free the handle once a nonblocking access has started).
+class TypeRef {
+  public:
+    TypeRef() = default;
+    explicit TypeRef(Datatype* t) : t_(mpi::datatype_retain(t)) {}
+    TypeRef(TypeRef&& o) noexcept : t_(std::exchange(o.t_, nullptr)) {}
+    TypeRef& operator=(TypeRef&& o) noexcept {
+        std::swap(t_, o.t_);
+        return *this;
+    }
+    ~TypeRef() { mpi::datatype_release(t_); }
+
+  private:
+    Datatype* t_ = nullptr;
+};
+
 struct Prepared {
+    TypeRef hold;
     File* f = nullptr;
     Access a;
     ViewRef view;
@@ -62,6 +81,7 @@ int check(File* f, const Access& a) {
 int prepare(File* f, const Access& a, Prepared* p) {
     p->f = f;
     p->a = a;
+    p->hold = TypeRef(a.type);
     p->view = f->view;
     if (int e = check(f, a)) return e;
     const View& v = *p->view;

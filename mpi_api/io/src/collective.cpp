@@ -48,7 +48,8 @@ void NodeColl::run_items() {
     for (;;) {
         items_lock_.lock();
         const size_t i = next_item_.load(std::memory_order_relaxed);
-        const bool have = i < posted_;
+        const size_t posted = posted_;  // the driver may post anew once all are done
+        const bool have = i < posted;
         if (have) next_item_.store(i + 1, std::memory_order_relaxed);
         items_lock_.unlock();
         if (!have) return;
@@ -87,7 +88,7 @@ void NodeColl::run_items() {
                 break;
             }
         }
-        if (done_items_.fetch_add(1, std::memory_order_acq_rel) + 1 == posted_) notify_members();
+        if (done_items_.fetch_add(1, std::memory_order_acq_rel) + 1 == posted) notify_members();
     }
 }
 

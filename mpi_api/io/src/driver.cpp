@@ -265,8 +265,10 @@ void Driver::pieces_in(int agg, Range w, std::vector<Piece>& out) {
     }
 }
 
-// Sorts a window's pieces by file offset and posts them as work items, one
-// slice per member when there is enough to share.
+// Sorts a window's pieces by file offset and posts them as work items: reads
+// one slice per member when there is enough to share (they run in parallel),
+// writes one (a local file system serialises writers of one file on its
+// inode lock: a second writer only spins on it).
 void Driver::post_io(std::vector<Piece> pieces) {
     auto by_off = [](const Piece& a, const Piece& b) { return a.off < b.off; };
     if (!std::is_sorted(pieces.begin(), pieces.end(), by_off))
@@ -274,8 +276,8 @@ void Driver::post_io(std::vector<Piece> pieces) {
     uint64_t total = 0;
     for (const Piece& p : pieces) total += p.len;
     constexpr uint64_t kMinSlice = 1u << 20;
-    const uint64_t slices = std::max<uint64_t>(
-        1, std::min<uint64_t>(static_cast<uint64_t>(nf.members()), total / kMinSlice));
+    const uint64_t sharers = c.dir == Dir::Read ? static_cast<uint64_t>(nf.members()) : 1;
+    const uint64_t slices = std::max<uint64_t>(1, std::min<uint64_t>(sharers, total / kMinSlice));
     const uint64_t target = (total + slices - 1) / slices;
     std::vector<WorkItem> items;
     uint64_t acc = target;
