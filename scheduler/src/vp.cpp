@@ -73,9 +73,9 @@ Task* Vp::pick_next() {
     return ready_.pop();
 }
 
-void Vp::poll(bool idle) {
+bool Vp::poll(bool idle) {
     const ProgressHooks& h = sched_->hooks();
-    if (h.poll) h.poll(h.ctx, index_, idle);
+    return h.poll && h.poll(h.ctx, index_, idle);
 }
 
 // errno is the VP thread's, hence shared by its tasks: a switch keeps the
@@ -142,10 +142,10 @@ void Vp::run_loop() {
             continue;
         }
         if (sched_->all_done()) break;
-        poll(true);
+        const bool did = poll(true);
         if (has_runnable()) continue;
         int64_t now = runtime::now_ns();
-        if (idle_since < 0) {
+        if (idle_since < 0 || did) {
             idle_since = now;
         } else if (now - idle_since > spin_ns) {
             sleep();

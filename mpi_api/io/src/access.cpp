@@ -144,6 +144,7 @@ int finish(Prepared& p, uint64_t moved, int err, MPI_Status* status) {
 class RankOp final : public mpi::Progressable {
   public:
     Resumable body;
+    Part part;  // a collective access's part, handed to the node at initiation
     bool progress() override { return body.resume(); }
 };
 
@@ -167,16 +168,7 @@ Resumable independent_body(Prepared p, mpi::Request* req) {
     finish(p, done, err, &req->status);
 }
 
-Resumable collective_body(Prepared p, int prep_err, std::shared_ptr<NodeColl> nc,
-                          mpi::Request* req) {
-    Part part;
-    part.view = p.view;
-    part.s0 = p.s0;
-    part.n = prep_err ? 0 : p.n;
-    part.mem = p.mem;
-    part.error = prep_err;
-    part.etypes = part.n / p.view->esize;
-    nc->arrive(p.f->member, &part);
+Resumable collective_body(Prepared p, Part& part, std::shared_ptr<NodeColl> nc, mpi::Request* req) {
     MPC_AWAIT(nc->help());
     int err = part.error ? part.error : nc->error();
     uint64_t moved = part.n;
@@ -199,14 +191,26 @@ int start(File* f, const Access& a, mpi::Request* r, RankOp* op) {
     r->comm = f->comm;
     op->request = r;
     if (a.collective) {
-        // Every member takes part, even one whose arguments failed.
+        // Every member takes part, even one whose arguments failed, and its
+        // node learns it at once (the others need not wait for its progress).
         auto nc = node_coll(f, f->coll_seq++, a.dir, a.pos == Pos::Ordered);
-        op->body = collective_body(std::move(*p), err, std::move(nc), r);
+        Part& part = op->part;
+        part.view = p->view;
+        part.s0 = p->s0;
+        part.n = err ? 0 : p->n;
+        part.mem = p->mem;
+        part.error = err;
+        part.etypes = part.n / p->view->esize;
+        nc->arrive(f->member, &part);
+        op->body = collective_body(std::move(*p), part, std::move(nc), r);
     } else {
         if (err) return err;
         op->body = independent_body(std::move(*p), r);
     }
-    mpi::progress_add(f->owner, op, true);
+    // The data move when the rank's operations are next progressed: in its
+    // MPI_Wait/Test, or by any rank or idle core of the node meanwhile
+    // (collaborative mode) or the progress thread; never inside this call.
+    mpi::progress_add(f->owner, op, false);
     return MPI_SUCCESS;
 }
 
