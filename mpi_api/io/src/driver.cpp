@@ -47,6 +47,18 @@ struct Header {
     uint64_t runs = 0, bytes = 0;
 };
 
+// A message of any size, in chunks of at most 1 GiB (counts are ints) that
+// match in order (same peer and tag).
+struct Message {
+    static constexpr size_t kChunk = size_t{1} << 30;
+    std::deque<mpi::Request> parts;  // requests never move
+    bool complete() const {
+        for (const mpi::Request& r : parts)
+            if (!r.is_complete()) return false;
+        return true;
+    }
+};
+
 // A message pair to one other node (or from it) in a round.
 struct Peer {
     int node = 0;
@@ -54,7 +66,8 @@ struct Peer {
     std::vector<char> payload;  // runs (off, len pairs), then data (writes)
     std::vector<char> reply;    // reads: the data of the runs
     std::vector<Piece> pieces;  // reads, as requester: where the reply goes
-    mpi::Request hdr_req, payload_req, reply_req;
+    mpi::Request hdr_req;
+    Message payload_msg, reply_msg;
     bool payload_posted = false;
 };
 
@@ -100,6 +113,19 @@ struct Driver {
     }
     void check(const mpi::Request& r) {
         if (r.status.MPI_ERROR) c.note_error(r.status.MPI_ERROR);
+    }
+    void send(Message* m, const void* buf, size_t n, int node, int kind) {
+        for (size_t at = 0; at < n; at += Message::kChunk)
+            start_send(&m->parts.emplace_back(), static_cast<const char*>(buf) + at,
+                       std::min(Message::kChunk, n - at), node, kind);
+    }
+    void recv(Message* m, void* buf, size_t n, int node, int kind) {
+        for (size_t at = 0; at < n; at += Message::kChunk)
+            start_recv(&m->parts.emplace_back(), static_cast<char*>(buf) + at,
+                       std::min(Message::kChunk, n - at), node, kind);
+    }
+    void check(const Message& m) {
+        for (const mpi::Request& r : m.parts) check(r);
     }
 
     Resumable allgather(const void* mine, size_t bytes, void* all, int kind);
@@ -349,10 +375,10 @@ Resumable Driver::round(uint64_t k) {
             }
         } else if (p.hdr.bytes) {
             p.reply.resize(p.hdr.bytes);
-            start_recv(&p.reply_req, p.reply.data(), p.reply.size(), node, 3);
+            recv(&p.reply_msg, p.reply.data(), p.reply.size(), node, 3);
         }
         start_send(&p.hdr_req, &p.hdr, sizeof(Header), node, 2);
-        if (p.hdr.runs) start_send(&p.payload_req, p.payload.data(), p.payload.size(), node, 2);
+        if (p.hdr.runs) send(&p.payload_msg, p.payload.data(), p.payload.size(), node, 2);
     }
     // This node's window: its members' pieces by address, the others' from
     // their messages.
@@ -370,16 +396,16 @@ Resumable Driver::round(uint64_t k) {
                 check(p.hdr_req);
                 if (!p.hdr.runs) continue;
                 p.payload.resize(p.hdr.runs * 16 + (write ? p.hdr.bytes : 0));
-                start_recv(&p.payload_req, p.payload.data(), p.payload.size(), p.node, 2);
+                recv(&p.payload_msg, p.payload.data(), p.payload.size(), p.node, 2);
             }
-            if (p.hdr.runs && !p.payload_req.is_complete()) all = false;
+            if (p.hdr.runs && !p.payload_msg.complete()) all = false;
         }
         if (all) break;
         co_await std::suspend_always{};
     }
     for (Peer& p : in) {
         if (!p.hdr.runs) continue;
-        check(p.payload_req);
+        check(p.payload_msg);
         const uint64_t* runs = reinterpret_cast<const uint64_t*>(p.payload.data());
         char* data = write ? p.payload.data() + p.hdr.runs * 16 : nullptr;
         if (!write) {
@@ -398,13 +424,13 @@ Resumable Driver::round(uint64_t k) {
     }
     if (!write)
         for (Peer& p : in)
-            if (p.hdr.bytes) start_send(&p.reply_req, p.reply.data(), p.reply.size(), p.node, 3);
+            if (p.hdr.bytes) send(&p.reply_msg, p.reply.data(), p.reply.size(), p.node, 3);
     // Replies to this node's questions go where its members want them.
     if (!write) {
         for (Peer& p : out) {
             if (!p.hdr.bytes) continue;
-            MPC_AWAIT(p.reply_req.is_complete());
-            check(p.reply_req);
+            MPC_AWAIT(p.reply_msg.complete());
+            check(p.reply_msg);
             const char* d = p.reply.data();
             for (const Piece& pc : p.pieces) {
                 memcpy(reinterpret_cast<void*>(pc.mem), d, pc.len);
@@ -414,16 +440,15 @@ Resumable Driver::round(uint64_t k) {
     }
     auto sent = [&] {
         for (Peer& p : out)
-            if (!p.hdr_req.is_complete() || (p.hdr.runs && !p.payload_req.is_complete()))
-                return false;
+            if (!p.hdr_req.is_complete() || (p.hdr.runs && !p.payload_msg.complete())) return false;
         for (Peer& p : in)
-            if (!write && p.hdr.bytes && !p.reply_req.is_complete()) return false;
+            if (!write && p.hdr.bytes && !p.reply_msg.complete()) return false;
         return true;
     };
     MPC_AWAIT(sent());
     for (Peer& p : out) {
         check(p.hdr_req);
-        if (p.hdr.runs) check(p.payload_req);
+        if (p.hdr.runs) check(p.payload_msg);
     }
 }
 
