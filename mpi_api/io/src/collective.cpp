@@ -59,7 +59,8 @@ void NodeColl::run_items() {
         File* lead = nf->leader();
         switch (w.kind) {
             case WorkItem::Kind::Io: {
-                Mover m(lead->fd, dir, lead->hints.ind_rd_buffer_size, &lead->filename);
+                Mover m(lead->fd, dir, lead->hints.ind_rd_buffer_size, &lead->filename,
+                        lead->hints.serialize_writes);
                 for (const Piece& p : w.pieces) m.add(p.off, p.mem, p.len);
                 note_error(m.finish());
                 break;

@@ -10,6 +10,7 @@
 // pointers at the end (O_APPEND would make pwrite ignore its offset).
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -78,6 +79,23 @@ int os_open(const char* name, int amode, bool first, int perm, int* fd) {
     return MPI_SUCCESS;
 }
 
+// File systems of one machine that serialise the writers of a file on its
+// inode's lock (ext2-4, XFS, Btrfs, F2FS, tmpfs): writers take turns there.
+bool local_file_system(int fd) {
+    struct statfs fs;
+    if (fstatfs(fd, &fs) != 0) return false;
+    switch (static_cast<unsigned long>(fs.f_type)) {
+        case 0xEF53:      // ext2, ext3, ext4
+        case 0x58465342:  // XFS
+        case 0x9123683E:  // Btrfs
+        case 0xF2F52010:  // F2FS
+        case 0x01021994:  // tmpfs
+            return true;
+        default:
+            return false;
+    }
+}
+
 // Every rank learns the worst class among the ranks' errors (v: MIN of -class).
 int group_error(Comm* c, int local_err, const char* what) {
     int64_t v = -static_cast<int64_t>(mpi::error_class_of(local_err));
@@ -118,6 +136,8 @@ int open(Comm* comm, const char* filename, int amode, const mpi::Info* info, Fil
         ::close(fd);
         return e;
     }
+    hints.serialize_writes = local_file_system(fd);
+    if (info) apply_hints(&hints, *info, true);  // an explicit hint wins
     File* f = file_allocate(comm->owner);
     f->comm = priv;
     f->fd = fd;

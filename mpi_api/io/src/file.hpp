@@ -37,6 +37,9 @@ struct Hints {
     // pieces they want, into a discard buffer, to save system calls.
     uint64_t ind_rd_buffer_size = 64u << 10;
     int file_perm = 0666;  // of a created file, before the umask
+    // Writers take turns on the file (mover.hpp): on local file systems,
+    // found at open; hint mpc_serialize_writes.
+    bool serialize_writes = false;
     std::string access_style;
 };
 

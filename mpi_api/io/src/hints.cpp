@@ -91,6 +91,11 @@ void apply_hints(Hints* h, const mpi::Info& info, bool at_open) {
             h->cb_write = cb;
         } else if (key == "ind_rd_buffer_size" && parse_size(value, &n)) {
             h->ind_rd_buffer_size = n;
+        } else if (key == "mpc_serialize_writes") {
+            if (value == "true")
+                h->serialize_writes = true;
+            else if (value == "false")
+                h->serialize_writes = false;
         } else if (key == "access_style") {
             h->access_style = value;
         } else if (key == "file_perm" && at_open) {
@@ -114,6 +119,7 @@ mpi::Info hints_info(const Hints& h, const std::string& filename) {
         h.cb_read == Hints::Cb::Disable && h.cb_write == Hints::Cb::Disable ? "false" : "true");
     info.set("ind_rd_buffer_size", std::to_string(h.ind_rd_buffer_size));
     if (!h.access_style.empty()) info.set("access_style", h.access_style);
+    info.set("mpc_serialize_writes", h.serialize_writes ? "true" : "false");
     char perm[16];
     snprintf(perm, sizeof perm, "0%o", h.file_perm);
     info.set("file_perm", perm);

@@ -1,6 +1,7 @@
 // Mover: batches of file-contiguous pieces, moved by vector or staged calls.
 #include "mover.hpp"
 
+#include <fcntl.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -21,6 +22,8 @@ constexpr uint64_t kDirectMin = 512;
 constexpr uint64_t kDirectBatch = 64u << 20;
 constexpr uint64_t kStagedBatch = 4u << 20;
 constexpr size_t kMaxSegs = 1u << 16;
+// Writes of at least this much take the write turn (write_gate).
+constexpr uint64_t kGateMin = 1u << 20;
 constexpr int kIovMax = IOV_MAX;
 // Holes of reads land here (read and dropped).
 constexpr uint64_t kDiscard = 64u << 10;
@@ -44,8 +47,26 @@ char* staging(uint64_t bytes) {
 
 }  // namespace
 
-Mover::Mover(int fd, Dir dir, uint64_t hole_fill, const std::string* filename)
-    : fd_(fd), dir_(dir), hole_fill_(dir == Dir::Read ? hole_fill : 0), filename_(filename) {}
+int write_gate(int fd, bool take, const std::string& filename) {
+    struct flock fl {};
+    fl.l_type = static_cast<short>(take ? F_WRLCK : F_UNLCK);
+    fl.l_whence = SEEK_SET;
+    fl.l_start = INT64_MAX - 1;
+    fl.l_len = 1;
+    while (fcntl(fd, F_OFD_SETLKW, &fl) != 0) {
+        if (errno == EINTR) continue;
+        return io_error(errno, take ? "waiting for the write turn of" : "ending the write turn of",
+                        filename);
+    }
+    return MPI_SUCCESS;
+}
+
+Mover::Mover(int fd, Dir dir, uint64_t hole_fill, const std::string* filename, bool gate)
+    : fd_(fd),
+      dir_(dir),
+      gate_(gate && dir == Dir::Write),
+      hole_fill_(dir == Dir::Read ? hole_fill : 0),
+      filename_(filename) {}
 
 void Mover::add(uint64_t off, uintptr_t mem, uint64_t len, uint64_t stream) {
     if (error_ || !len) return;
@@ -95,6 +116,27 @@ void Mover::flush() {
 }
 
 int64_t Mover::call(const iovec* iov, int n, uint64_t off) {
+    // Small writes hold the inode's lock briefly: two more system calls would
+    // cost more than the wait they save.
+    uint64_t bytes = 0;
+    for (int i = 0; i < n; ++i) bytes += iov[i].iov_len;
+    const bool gate = gate_ && bytes >= kGateMin;
+    if (gate) {
+        if (int e = write_gate(fd_, true, *filename_)) {
+            error_ = e;
+            return -1;
+        }
+    }
+    const int64_t moved = call_ungated(iov, n, off);
+    if (gate) {
+        const int e = write_gate(fd_, false, *filename_);
+        if (e && !error_) error_ = e;
+        if (e) return -1;
+    }
+    return moved;
+}
+
+int64_t Mover::call_ungated(const iovec* iov, int n, uint64_t off) {
     // Moves all of iov (a copy is advanced over partial transfers).
     iovec local[kIovMax];
     std::copy(iov, iov + n, local);

@@ -37,7 +37,9 @@ int transfer_range(File* f, Dir dir, const View& v, uint64_t s0, const Memory& m
         hi = v.file_offset(s + len - 1) + 1;
         if (int e = range_lock(f, dir, lo, hi, true)) return e;
     }
-    Mover mover(f->fd, dir, f->hints.ind_rd_buffer_size, &f->filename);
+    // Atomic mode's range lock already gives the writer its turn.
+    Mover mover(f->fd, dir, f->hints.ind_rd_buffer_size, &f->filename,
+                f->hints.serialize_writes && !f->atomic);
     PieceWalk walk(v, s, m, from, len);
     Piece p;
     for (uint64_t at = walk.stream(); walk.next(&p); at = walk.stream())

@@ -1,7 +1,10 @@
-// Agreements over a file's group (util.hpp).
+// Agreements over a file's group (util.hpp). Inside a node process they go
+// through the shared address space (one synchronisation, no message), across
+// node processes hierarchically, as the blocking collectives do.
 #include "util.hpp"
 
 #include "collectives/collectives.hpp"
+#include "collectives/shm.hpp"
 #include "mpi_api/errors.hpp"
 #include "mpi_api/op.hpp"
 
@@ -9,11 +12,13 @@ namespace mpc::io {
 
 int allreduce_min(Comm* comm, int64_t* v, int n) {
     mpi::Datatype* t = mpi::datatype_lookup(MPI_INT64_T);
-    return coll::run_blocking(
-        coll::make_allreduce(MPI_IN_PLACE, v, n, t, mpi::op_lookup(MPI_MIN), comm));
+    const mpi::Op* op = mpi::op_lookup(MPI_MIN);
+    if (coll::shm::eligible(comm, op)) return coll::shm::allreduce(MPI_IN_PLACE, v, n, t, op, comm);
+    return coll::run_blocking(coll::make_allreduce(MPI_IN_PLACE, v, n, t, op, comm));
 }
 
 int barrier(File* f) {
+    if (coll::shm::eligible(f->comm)) return coll::shm::barrier(f->comm);
     return coll::barrier(f->comm);
 }
 
