@@ -14,7 +14,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "mpi_api/comm_ops.hpp"
 #include "mpi_api/errors.hpp"
@@ -59,10 +61,34 @@ int open_flags(int amode, bool first) {
     return flags;
 }
 
-int64_t hash_name(const char* s) {
+int64_t hash_text(const std::string& s) {
     uint64_t h = 1469598103934665603ull;
-    for (; *s; ++s) h = (h ^ static_cast<unsigned char>(*s)) * 1099511628211ull;
+    for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
     return static_cast<int64_t>(h >> 1);
+}
+
+// The name's directory resolved (the file itself may not exist yet): ranks
+// may name the same file differently ("a", "./a", an absolute path).
+int64_t hash_name(const char* name) {
+    std::string n = name;
+    const size_t slash = n.rfind('/');
+    const std::string dir = slash == std::string::npos ? "."
+                            : slash == 0               ? "/"
+                                                       : n.substr(0, slash);
+    const std::string base = slash == std::string::npos ? n : n.substr(slash + 1);
+    char* real = realpath(dir.c_str(), nullptr);
+    if (real) {
+        n = std::string(real) + "/" + base;
+        free(real);
+    }
+    return hash_text(n);
+}
+
+// The file an open descriptor refers to, as one number.
+int64_t file_identity(int fd) {
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) return 0;
+    return hash_text(std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino));
 }
 
 int os_open(const char* name, int amode, bool first, int perm, int* fd) {
@@ -127,9 +153,17 @@ int open(Comm* comm, const char* filename, int amode, const mpi::Info* info, Fil
         return err;
     }
     if (comm->rank != 0) err = os_open(filename, amode, false, hints.file_perm, &fd);
-    if (int e = group_error(comm, err, "opening the file")) {
+    // Every rank opened, and the same file.
+    const int64_t id = file_identity(fd);
+    int64_t w[] = {id, -id, -static_cast<int64_t>(mpi::error_class_of(err))};
+    if (int e = allreduce_min(comm, w, 3)) err = err ? err : e;
+    if (!err && w[2])
+        err = mpi::make_error(static_cast<int>(-w[2]), "opening the file failed on another rank");
+    if (!err && w[0] != -w[1])
+        err = mpi::make_error(MPI_ERR_NOT_SAME, "the ranks' file names name different files");
+    if (err) {
         if (fd >= 0) ::close(fd);
-        return e;
+        return err;
     }
     Comm* priv = nullptr;
     if (int e = mpi::comm_create(comm, comm->group, &priv)) {
