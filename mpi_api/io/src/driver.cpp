@@ -366,7 +366,7 @@ Resumable Driver::round(uint64_t k) {
         p.hdr.runs = runs.size() / 2;
         const size_t run_bytes = runs.size() * 8;
         p.payload.resize(run_bytes + (write ? p.hdr.bytes : 0));
-        memcpy(p.payload.data(), runs.data(), run_bytes);
+        if (run_bytes) memcpy(p.payload.data(), runs.data(), run_bytes);
         if (write) {
             char* d = p.payload.data() + run_bytes;
             for (const Piece& pc : p.pieces) {
