@@ -149,6 +149,13 @@ rma_objects n2
 rma_errors n2
 rma_storm n4 N2 collaborative seed23
 rma_storm n8 N1 collaborative seed21
+io_array n4
+io_array N2 collaborative
+io_array N3 thread
+io_modes n4
+io_modes N3 n5 wait
+io_types n3
+io_errors N2 n4 wait
 "
 
 # Not run under ASan+UBSan: tests of how a deliberate crash is reported (a

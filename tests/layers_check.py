@@ -25,6 +25,7 @@ LADDER = [
     ("mpi engine", "mpi_api/core"),
     ("collectives", "collectives"),
     ("one-sided", "mpi_api/rma"),
+    ("I/O", "mpi_api/io"),
     ("C bindings", "mpi_api/bindings"),
     ("Fortran bindings", "mpi_api/fortran"),
     ("host", "runtime/host"),
@@ -39,6 +40,7 @@ PUBLIC = {
     "mpi_api/": "mpi engine",
     "collectives/": "collectives",
     "rma/": "one-sided",
+    "io/": "I/O",
 }
 # Generated files: the C API (mpi.h and its tables belong to the engine's
 # level: everything above the network may see them), the Fortran layout and

@@ -411,3 +411,29 @@ class Sentinel(Kind):
 
     def arg(self, p, fn):
         return f"f::{self.mapper}({p.name})"
+
+
+class DatarepCallback(Kind):
+    """A conversion or extent function of MPI_REGISTER_DATAREP: C calls a
+    trampoline that finds the Fortran function in the datarep's extra state;
+    MPI_CONVERSION_FN_NULL stays null."""
+    def __init__(self, what):
+        self.what = what  # "conversion" or "extent"
+
+    def params(self, p, fn):
+        return [f"f::FortranDatarep{self.what.capitalize()}Fn {p.name}"]
+
+    def arg(self, p, fn):
+        return f"f::datarep_trampoline_{p.name}({p.name})"
+
+    def fortran(self, p):
+        return [f"EXTERNAL :: {p.name}"]
+
+
+class DatarepState(AttrIn):
+    """The extra state of a datarep registered from Fortran: carries the
+    Fortran functions and the user's extra state to the trampolines."""
+    def arg(self, p, fn):
+        read, write, extent = (q for q in fn.params
+                               if isinstance(fn.kind(q), DatarepCallback))
+        return f"f::datarep_state({read.name}, {write.name}, {extent.name}, *{p.name})"

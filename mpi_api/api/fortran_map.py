@@ -13,10 +13,11 @@ import sys
 from dataclasses import dataclass, field
 
 from fortran_kinds import (FORTRAN_TYPES, AddressOut, AttrCallback, AttrCallbackInt, AttrIn,
-                           AttrInInt, AttrOut, AttrOutInt, Buffer, DetachedAddress, Drop,
-                           FortranIndex, FortranIndices, GrequestCallback, GrequestState,
-                           KeyvalState, KeyvalStateInt, Logical, Pointer, SameAbiCallback, Sentinel,
-                           Status, Statuses, StringIn, StringOut, Value, fail)
+                           AttrInInt, AttrOut, AttrOutInt, Buffer, DatarepCallback, DatarepState,
+                           DetachedAddress, Drop, FortranIndex, FortranIndices, GrequestCallback,
+                           GrequestState, KeyvalState, KeyvalStateInt, Logical, Pointer,
+                           SameAbiCallback, Sentinel, Status, Statuses, StringIn, StringOut, Value,
+                           fail)
 
 # void* parameters that are choice buffers (any other void* needs an annotation:
 # in MPI it can also be an attribute value or a void** in disguise).
@@ -69,6 +70,9 @@ def parse_params(fn, args):
 CALLBACK_KINDS = {
     "MPI_User_function": SameAbiCallback(),
     "MPI_Comm_errhandler_function": SameAbiCallback(),
+    "MPI_File_errhandler_function": SameAbiCallback(),
+    "MPI_Datarep_conversion_function": DatarepCallback("conversion"),
+    "MPI_Datarep_extent_function": DatarepCallback("extent"),
     "MPI_Comm_copy_attr_function": AttrCallback("copy"),
     "MPI_Type_copy_attr_function": AttrCallback("copy"),
     "MPI_Comm_delete_attr_function": AttrCallback("delete"),
@@ -98,6 +102,8 @@ ANNOTATIONS = {
     "Type_get_name.type_name": StringOut("MPI_MAX_OBJECT_NAME"),
     "Info_get.value": StringOut("f::capacity_for(*valuelen)"),
     "Info_get_nthkey.key": StringOut("MPI_MAX_INFO_KEY"),
+    "File_get_view.datarep": StringOut("MPI_MAX_DATAREP_STRING"),
+    "Register_datarep.extra_state": DatarepState(),
     "Info_set.key": StringIn(trim_leading=True), "Info_set.value": StringIn(trim_leading=True),
     "Info_get.key": StringIn(trim_leading=True),
     "Info_get_valuelen.key": StringIn(trim_leading=True),

@@ -61,6 +61,7 @@ def header(template, version):
     ints = "\n".join(define(n, None, v) for n, v in spec.INT_CONSTANTS)
     t_consts = [define(n, None, v) for n, v in getattr(spec, "T_INT_CONSTANTS", [])]
     t_consts += [f"#define {n} (({t})(intptr_t){v})" for n, t, v in getattr(spec, "T_HANDLES", [])]
+    offsets = "\n".join(f"#define {n} ((MPI_Offset)({v}))" for n, v in spec.OFFSET_CONSTANTS)
     protos = []
     for ret, name, args in functions():
         protos.append(f"{ret} MPI_{name}({args});")
@@ -70,7 +71,8 @@ def header(template, version):
     repl = {
         "@VERSION@": version, "@HANDLE_TYPEDEFS@": typedefs, "@HANDLES@": handles,
         "@DATATYPES@": dtypes, "@OPS@": ops, "@ERROR_CLASSES@": errs,
-        "@INT_CONSTANTS@": ints, "@T_CONSTANTS@": "\n".join(t_consts),
+        "@INT_CONSTANTS@": ints, "@OFFSET_CONSTANTS@": offsets,
+        "@T_CONSTANTS@": "\n".join(t_consts),
         "@PROTOTYPES@": "\n".join(protos),
     }
     for k, v in repl.items():

@@ -72,6 +72,10 @@ def constants(sizes, fields, status_bytes):
     return out
 
 
+# Procedures Fortran names that C spells as a null pointer: the library
+# defines them (mpi_api/fortran/support.cpp) and recognises them by address.
+NULL_PROCEDURES = ["MPI_CONVERSION_FN_NULL"]
+
 LOGICAL_CONSTANTS = [("MPI_SUBARRAYS_SUPPORTED", ".FALSE."),
                      ("MPI_ASYNC_PROTECTS_NONBLOCKING", ".FALSE.")]
 
@@ -103,6 +107,9 @@ def mpif_h(consts, fns):
         lines += [fixed(f"INTEGER {name}"), fixed(f"PARAMETER ({name}={value})")]
     for name, value in LOGICAL_CONSTANTS:
         lines += [fixed(f"LOGICAL {name}"), fixed(f"PARAMETER ({name}={value})")]
+    for name, value in spec.OFFSET_CONSTANTS:
+        lines += [fixed(f"INTEGER(KIND=MPI_OFFSET_KIND) {name}"),
+                  fixed(f"PARAMETER ({name}={value})")]
     lines.append("! Sentinels: the library recognises these variables by their address.")
     for name, dims, _ in SENTINELS:
         lines.append(fixed(f"INTEGER {name}{dims}"))
@@ -110,6 +117,8 @@ def mpif_h(consts, fns):
         lines.append(fixed(f"COMMON /{SENTINEL_BLOCK}/ {name}"))
     lines += [fixed("CHARACTER*1 MPI_ARGV_NULL(1)"), fixed(f"COMMON /{ARGV_BLOCK}/ MPI_ARGV_NULL")]
     for _, name in spec.PREDEFINED_CALLBACKS:
+        lines.append(fixed(f"EXTERNAL {name}"))
+    for name in NULL_PROCEDURES:
         lines.append(fixed(f"EXTERNAL {name}"))
     for fn in fns:
         if fn.is_function:
@@ -171,10 +180,13 @@ def mpi_f90(consts, fns):
              f"! {HEADER}", "module mpi", "  implicit none"]
     lines += [f"  integer, parameter :: {n} = {v}" for n, v in consts]
     lines += [f"  logical, parameter :: {n} = {v}" for n, v in LOGICAL_CONSTANTS]
+    lines += [f"  integer(kind=MPI_OFFSET_KIND), parameter :: {n} = {v}"
+              for n, v in spec.OFFSET_CONSTANTS]
     lines += [f"  integer :: {n}{d}" for n, d, _ in SENTINELS]
     lines += wrap(f"common /{SENTINEL_BLOCK}/ ", [n for n, _, _ in SENTINELS], "  ", parens=False)
     lines += ["  character(len=1) :: MPI_ARGV_NULL(1)", f"  common /{ARGV_BLOCK}/ MPI_ARGV_NULL"]
-    lines += wrap("external :: ", [n for _, n in spec.PREDEFINED_CALLBACKS], "  ", parens=False)
+    lines += wrap("external :: ", [n for _, n in spec.PREDEFINED_CALLBACKS] + NULL_PROCEDURES,
+                  "  ", parens=False)
     lines.append("  interface")
     for fn in fns:
         lines += interface(fn)

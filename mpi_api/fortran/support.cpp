@@ -261,3 +261,79 @@ int grequest_cancel_trampoline(void* state, int complete) {
 }
 
 }  // namespace mpc::mpi::fortran
+
+// ---- Data representations ------------------------------------------------------------
+
+// MPI_CONVERSION_FN_NULL as Fortran passes it: this procedure, recognised by
+// its address (never called by the library).
+extern "C" __attribute__((visibility("default"))) void mpi_conversion_fn_null_(
+    void*, const MPI_Fint*, const MPI_Fint*, void*, const MPI_Offset*, const MPI_Aint*,
+    MPI_Fint* ierror) {
+    *ierror = MPI_SUCCESS;
+}
+
+namespace mpc::mpi::fortran {
+namespace {
+
+struct FortranDatarep {
+    FortranDatarepConversionFn read, write;
+    FortranDatarepExtentFn extent;
+    MPI_Aint extra_state;
+};
+std::mutex g_datareps_mutex;
+std::deque<FortranDatarep> g_datareps;
+
+bool is_null_conversion(FortranDatarepConversionFn fn) {
+    return !fn || fn == &mpi_conversion_fn_null_;
+}
+
+int call_conversion(FortranDatarepConversionFn fn, void* userbuf, MPI_Datatype type, int count,
+                    void* filebuf, MPI_Offset position, void* state) {
+    const auto* d = static_cast<const FortranDatarep*>(state);
+    MPI_Fint ftype = type, fcount = count, ierror = MPI_SUCCESS;
+    fn(userbuf, &ftype, &fcount, filebuf, &position, &d->extra_state, &ierror);
+    return ierror;
+}
+
+int read_trampoline(void* userbuf, MPI_Datatype type, int count, void* filebuf,
+                    MPI_Offset position, void* state) {
+    return call_conversion(static_cast<const FortranDatarep*>(state)->read, userbuf, type, count,
+                           filebuf, position, state);
+}
+
+int write_trampoline(void* userbuf, MPI_Datatype type, int count, void* filebuf,
+                     MPI_Offset position, void* state) {
+    return call_conversion(static_cast<const FortranDatarep*>(state)->write, userbuf, type,
+                           count, filebuf, position, state);
+}
+
+int extent_trampoline(MPI_Datatype type, MPI_Aint* extent, void* state) {
+    const auto* d = static_cast<const FortranDatarep*>(state);
+    MPI_Fint ftype = type, ierror = MPI_SUCCESS;
+    d->extent(&ftype, extent, &d->extra_state, &ierror);
+    return ierror;
+}
+
+}  // namespace
+
+void* datarep_state(FortranDatarepConversionFn read, FortranDatarepConversionFn write,
+                    FortranDatarepExtentFn extent, MPI_Aint extra_state) {
+    std::lock_guard<std::mutex> lock(g_datareps_mutex);
+    return &g_datareps.emplace_back(FortranDatarep{read, write, extent, extra_state});
+}
+
+MPI_Datarep_conversion_function* datarep_trampoline_read_conversion_fn(
+    FortranDatarepConversionFn fn) {
+    return is_null_conversion(fn) ? MPI_CONVERSION_FN_NULL : read_trampoline;
+}
+
+MPI_Datarep_conversion_function* datarep_trampoline_write_conversion_fn(
+    FortranDatarepConversionFn fn) {
+    return is_null_conversion(fn) ? MPI_CONVERSION_FN_NULL : write_trampoline;
+}
+
+MPI_Datarep_extent_function* datarep_trampoline_dtype_file_extent_fn(FortranDatarepExtentFn fn) {
+    return fn ? extent_trampoline : nullptr;
+}
+
+}  // namespace mpc::mpi::fortran

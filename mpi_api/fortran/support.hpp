@@ -212,3 +212,26 @@ int grequest_free_trampoline(void* state);
 int grequest_cancel_trampoline(void* state, int complete);
 
 }  // namespace mpc::mpi::fortran
+
+namespace mpc::mpi::fortran {
+
+// ---- Data representations (MPI_REGISTER_DATAREP) -----------------------------------
+
+// SUBROUTINE CONVERSION_FN(USERBUF, DATATYPE, COUNT, FILEBUF, POSITION, EXTRA_STATE, IERROR)
+using FortranDatarepConversionFn = void (*)(void*, const MPI_Fint*, const MPI_Fint*, void*,
+                                            const MPI_Offset*, const MPI_Aint*, MPI_Fint*);
+// SUBROUTINE EXTENT_FN(DATATYPE, EXTENT, EXTRA_STATE, IERROR)
+using FortranDatarepExtentFn = void (*)(const MPI_Fint*, MPI_Aint*, const MPI_Aint*, MPI_Fint*);
+
+// The extra state of a datarep registered from Fortran (kept for the life of
+// the process: a datarep cannot be unregistered).
+void* datarep_state(FortranDatarepConversionFn read, FortranDatarepConversionFn write,
+                    FortranDatarepExtentFn extent, MPI_Aint extra_state);
+// The C functions that call the Fortran ones; null for MPI_CONVERSION_FN_NULL.
+MPI_Datarep_conversion_function* datarep_trampoline_read_conversion_fn(
+    FortranDatarepConversionFn fn);
+MPI_Datarep_conversion_function* datarep_trampoline_write_conversion_fn(
+    FortranDatarepConversionFn fn);
+MPI_Datarep_extent_function* datarep_trampoline_dtype_file_extent_fn(FortranDatarepExtentFn fn);
+
+}  // namespace mpc::mpi::fortran

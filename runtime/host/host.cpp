@@ -63,9 +63,9 @@ int caller_local() {
 
 std::vector<int> g_vp_numa;  // NUMA node of each VP's core
 
-void hook_poll(void*, int vp, bool) {
+bool hook_poll(void*, int vp, bool) {
     const int caller = caller_local();
-    mpi::poll(caller, true, caller < 0 ? g_vp_numa[static_cast<size_t>(vp)] : -1);
+    return mpi::poll(caller, true, caller < 0 ? g_vp_numa[static_cast<size_t>(vp)] : -1);
 }
 
 // How long an idle VP sleeps at most: wakes are not lost (see ProgressHooks),

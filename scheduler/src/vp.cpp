@@ -91,9 +91,9 @@ Task* Vp::pick_next() {
     return ready_.pop();
 }
 
-void Vp::poll(bool idle) {
+bool Vp::poll(bool idle) {
     const ProgressHooks& h = sched_->hooks();
-    if (h.poll) h.poll(h.ctx, index_, idle);
+    return h.poll && h.poll(h.ctx, index_, idle);
 }
 
 // errno is the VP thread's, hence shared by its tasks: a switch keeps the
@@ -161,10 +161,10 @@ void Vp::run_loop() {
             continue;
         }
         if (sched_->all_done()) break;
-        poll(true);
+        const bool did = poll(true);
         if (has_runnable()) continue;
         int64_t now = runtime::now_ns();
-        if (idle_since < 0) {
+        if (idle_since < 0 || did) {
             idle_since = now;
         } else if (now - idle_since > (cores_shared() ? std::min(sched_->idle_spin_ns(), shared_spin_ns)
                                                       : sched_->idle_spin_ns())) {

@@ -77,7 +77,7 @@ public:
     // Leaves cur, after running the progress hook if poll_first; requeue=true
     // keeps it runnable.
     void switch_out(Task* cur, bool requeue, bool poll_first = true);
-    void poll(bool idle);
+    bool poll(bool idle);
     bool has_runnable() const {
         return !ready_.empty() || inbox_nonempty_.load(std::memory_order_relaxed);
     }

@@ -181,7 +181,7 @@ int raise_error(Comm* comm, int code) {
     Errhandler* eh = errhandler_lookup(h);
     if (eh && eh->kind == Errhandler::Return) return code;
     if (eh && eh->kind == Errhandler::User && eh->fn) {
-        MPI_Comm handle = comm->handle;
+        MPI_Comm handle = comm->error_object ? comm->error_object : comm->handle;
         int c = code;
         eh->fn(&handle, &c);
         return code;

@@ -166,6 +166,9 @@ MPC_DIAGNOSTIC_READS std::string describe_request(const Request* r, bool posted)
         case Request::Kind::Rma:
             s = "one-sided operation (MPI_Rput, MPI_Rget, ...), waiting for its target";
             break;
+        case Request::Kind::File:
+            append(s, "file access on %s, in progress", comm_text(r->comm, r->context).c_str());
+            break;
     }
     if (r->persistent) s += " (persistent)";
     if (r->cancel_requested) s += " (cancel requested)";

@@ -46,8 +46,10 @@ private:
 // Progress hooks, set once by the layer that owns progress (the network room).
 struct ProgressHooks {
     // Called at every context switch (idle=false) and repeatedly by an idle VP
-    // (idle=true). Must not switch fibers or block.
-    void (*poll)(void* ctx, int vp, bool idle) = nullptr;
+    // (idle=true). Must not switch fibers or block. Returns whether it did
+    // something: an idle VP goes on polling while it does (a computing rank's
+    // work taken over piece by piece), and sleeps after idle_spin_ns without.
+    bool (*poll)(void* ctx, int vp, bool idle) = nullptr;
     // Optional: an idle VP about to sleep calls block() instead of sleeping on
     // its futex; block() returns when an external event arrived or wake() was
     // called for that VP. When absent the VP sleeps on a futex. `sleeping`

@@ -144,7 +144,10 @@ TEST_CASE("errno is per task, whatever the progress hook and other tasks do", "[
     wrong = 0;
     Scheduler s(opts(1));
     ProgressHooks hooks;
-    hooks.poll = [](void*, int, bool) { errno = EAGAIN; };  // a network poll would
+    hooks.poll = [](void*, int, bool) {  // a network poll would
+        errno = EAGAIN;
+        return false;
+    };
     s.set_hooks(hooks);
     static int ids[4] = {0, 1, 2, 3};
     for (int& id : ids)

@@ -23,7 +23,9 @@ struct Incoming;
 enum class SendMode : uint8_t { Standard, Synchronous, Ready, Buffered };
 
 struct Request {
-    enum class Kind : uint8_t { Send, Recv, Generalized, Collective, Rma };
+    // File: an I/O operation of mpi_api/io (its comm is the file's private
+    // communicator, which carries the file's error handler).
+    enum class Kind : uint8_t { Send, Recv, Generalized, Collective, Rma, File };
 
     // ---- completion --------------------------------------------------------
     // One word holds the whole completion state, so that a completer touches
