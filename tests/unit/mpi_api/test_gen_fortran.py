@@ -87,8 +87,9 @@ def check_failures():
         ("an unknown callback type", "Unmapped_callback",
          add_function("int MPI_Unmapped_callback(MPI_Unmapped_function *fn, "
                       "MPI_Request *request);"), None),
-        ("an unknown C type", "File_seek",
-         add_function("int MPI_File_seek(MPI_File fh, MPI_Offset offset, unsigned whence);"), None),
+        ("an unknown C type", "Example_seek",
+         add_function("int MPI_Example_seek(MPI_File fh, MPI_Offset offset, unsigned whence);"),
+         None),
         ("a stale per-function annotation", "Info_delete.name", None,
          lambda s: s.replace('"Info_delete.key"', '"Info_delete.name"')),
         ("two names equal but for case", "MPI_ROOT",
