@@ -242,7 +242,8 @@ public:
     size_t rma_message_max() const override { return buffer_size_ - sizeof(Header); }
     void rma_send(int node, const void* head, size_t head_len, const void* data,
                   size_t data_len) override;
-    void* rma_register(void* addr, size_t len, uint64_t* remote_addr, uint64_t* key) override;
+    void* rma_register(void* addr, size_t len, uint64_t* remote_addr) override;
+    uint64_t rma_key_for(void* registration, int node) const override;
     void rma_deregister(void* registration) override;
     bool rma_can_read() const override { return driver_->supports_read(); }
     bool rma_atomics() const override { return driver_->atomics_with_cpu(); }

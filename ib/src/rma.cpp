@@ -40,14 +40,18 @@ void NetworkImpl::rma_send(int node, const void* head, size_t head_len, const vo
     post_or_queue(node, std::move(m));
 }
 
-void* NetworkImpl::rma_register(void* addr, size_t len, uint64_t* remote_addr, uint64_t* key) {
+void* NetworkImpl::rma_register(void* addr, size_t len, uint64_t* remote_addr) {
     RegistrationCache::Entry* e = rcache_->acquire(addr, std::max<size_t>(len, 1));
     if (!e) return nullptr;
     const MemoryRegion& mr = RegistrationCache::region(e);
     *remote_addr = mr.remote_base +
                    static_cast<uint64_t>(static_cast<char*>(addr) - static_cast<char*>(mr.addr));
-    *key = mr.remote_key;
     return e;
+}
+
+uint64_t NetworkImpl::rma_key_for(void* registration, int node) const {
+    return driver_->remote_key_for(
+        RegistrationCache::region(static_cast<RegistrationCache::Entry*>(registration)), node);
 }
 
 void NetworkImpl::rma_deregister(void* registration) {
@@ -66,14 +70,16 @@ bool NetworkImpl::rma_transfer(int node, char* local, size_t len, uint64_t remot
     auto* op = new RmaOp();
     op->done = done;
     op->reg = reg;
-    const size_t chunks = (len + write_chunk_ - 1) / write_chunk_;
+    // One value for the whole operation (an MPI_T tool may change it meanwhile).
+    const size_t chunk = write_chunk_.load(std::memory_order_relaxed);
+    const size_t chunks = (len + chunk - 1) / chunk;
     op->left.store(static_cast<int>(chunks), std::memory_order_relaxed);
     op->id = rma_ops_.add(op);
     const uint64_t context = kCtxRma | OpTable<RmaOp>::compact(op->id);
     for (size_t i = 0; i < chunks; ++i) {
         OutMsg m;
-        const size_t off = i * write_chunk_;
-        m.data_len = std::min(write_chunk_, len - off);
+        const size_t off = i * chunk;
+        m.data_len = std::min(chunk, len - off);
         m.local_desc = mr.local_desc;
         m.remote_addr = remote_addr + off;
         m.remote_key = key;

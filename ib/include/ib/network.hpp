@@ -191,10 +191,13 @@ public:
     // to that node: messages, RDMA writes, reads and atomics.
     virtual void rma_send(int node, const void* head, size_t head_len, const void* data,
                           size_t data_len) = 0;
-    // Registers [addr, addr+len) for peers' RDMA: what they need is stored in
-    // *remote_addr and *key. Returns the registration to give back, or null
-    // when the driver refuses it.
-    virtual void* rma_register(void* addr, size_t len, uint64_t* remote_addr, uint64_t* key) = 0;
+    // Registers [addr, addr+len) for peers' RDMA: the address they name it by
+    // is stored in *remote_addr. Returns the registration to give back, or
+    // null when the driver refuses it.
+    virtual void* rma_register(void* addr, size_t len, uint64_t* remote_addr) = 0;
+    // The key to give node for a registration: drivers that bind keys to
+    // connections (tcp) answer a different one per node, good from it only.
+    virtual uint64_t rma_key_for(void* registration, int node) const = 0;
     virtual void rma_deregister(void* registration) = 0;
     // The driver reads peer memory (rma_read may be used).
     virtual bool rma_can_read() const = 0;

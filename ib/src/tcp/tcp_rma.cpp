@@ -69,7 +69,7 @@ void TcpDriver::fail_awaited(int peer) {
 }
 
 bool TcpDriver::answer_request(Connection& conn, FrameKind kind, const RemoteRequest& r) {
-    if (!find_region(r.key, r.addr, r.length) ||
+    if (!find_region(r.key ^ conn.key_mask, r.addr, r.length) ||
         (kind == FrameKind::AtomicReq && (r.length != 8 || r.addr % 8 != 0 ||
                                           r.op > static_cast<uint32_t>(AtomicOp::CompareSwap)))) {
         fail(conn, "node " + std::to_string(conn.peer) +

@@ -41,8 +41,8 @@ int alloc_mem(MPI_Aint size, const mpi::Info*, void** out) {
         return mpi::make_error(MPI_ERR_NO_MEM, "cannot allocate %zu bytes", bytes);
     Allocation a{bytes, nullptr};
     if (network_up() && bytes > 0) {
-        uint64_t remote_addr, key;
-        a.registration = mpi::network()->rma_register(p, bytes, &remote_addr, &key);
+        uint64_t remote_addr;
+        a.registration = mpi::network()->rma_register(p, bytes, &remote_addr);
     }
     {
         std::lock_guard<std::mutex> g(g_mutex);

@@ -33,7 +33,7 @@ struct MemberInfo {
     uint64_t local;  // its TargetState (meaningful in its node process)
     uint64_t base;
     int64_t size;
-    uint64_t rdma_base, rdma_key;
+    uint64_t rdma_base;
 };
 
 mpi::Datatype* byte_type() {
@@ -143,7 +143,7 @@ int create(const Creation& how, const mpi::Info* info, Comm* comm, Win** out) {
     mine.failed = failed;
     if (net && !how.shared && how.flavor != MPI_WIN_FLAVOR_DYNAMIC && how.size > 0) {
         w->registration = mpi::network()->rma_register(w->base, static_cast<size_t>(how.size),
-                                                       &mine.rdma_base, &mine.rdma_key);
+                                                       &mine.rdma_base);
         mine.rdma = w->registration != nullptr;
     }
     std::vector<MemberInfo> all(static_cast<size_t>(w->size));
@@ -169,8 +169,22 @@ int create(const Creation& how, const mpi::Info* info, Comm* comm, Win** out) {
         m.id = a.id;
         m.rdma = a.rdma != 0;
         m.rdma_base = a.rdma_base;
-        m.rdma_key = a.rdma_key;
         if (!m.local) w->all_local = false;
+    }
+    // Keys are given node by node (a driver may bind a key to the one
+    // connection it was given on): each member tells each other its own.
+    if (net) {
+        std::vector<uint64_t> give(all.size(), 0), got(all.size(), 0);
+        for (size_t i = 0; i < all.size(); ++i)
+            if (w->registration && all[i].node != world.node_id)
+                give[i] = mpi::network()->rma_key_for(w->registration, all[i].node);
+        if (int e = coll::run_blocking(coll::make_alltoall(give.data(), sizeof(uint64_t),
+                                                           byte_type(), got.data(),
+                                                           sizeof(uint64_t), byte_type(), priv))) {
+            destroy(w);
+            return e;
+        }
+        for (size_t i = 0; i < all.size(); ++i) w->members[i].rdma_key = got[i];
     }
     if (how.shared) {
         // One allocation, made by the first member, every segment in it.

@@ -5,6 +5,7 @@
 // with immediate data, registration, error completions, wait/interrupt, lost
 // connections, keys bound to connections, impostors without the job's secret.
 #include <atomic>
+#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -461,8 +462,12 @@ TEST_CASE("an impostor without the job's secret is refused; the real peers conne
     std::unique_ptr<Driver> impostor = open_driver(kind, fake, &error);
     REQUIRE(impostor);
     Status status[3] = {Status::Error, Status::Error, Status::Ok};
+    // Refused, it waits for node 1's side until its connect timeout: short
+    // here (the default 60 s made this the suite's slowest unit test).
+    setenv("MPC_CONNECT_TIMEOUT", "3", 1);
     std::thread fake_thread([&] { status[2] = impostor->connect_all(addresses); });
     fake_thread.join();  // refused before the real node 0 even tries
+    unsetenv("MPC_CONNECT_TIMEOUT");
     std::thread real([&] { status[0] = nodes[0]->connect_all(addresses); });
     status[1] = nodes[1]->connect_all(addresses);
     real.join();

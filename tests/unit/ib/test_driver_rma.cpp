@@ -28,7 +28,7 @@ TEST_CASE("RDMA reads of 1 B to 16 MiB bring the peer's registered bytes", "[ib]
         fill_pattern(src.data() + offset, size, round + 7);
         std::memset(dst.data(), 0, size + 1);
         REQUIRE(c[0].post_read(1, dst.data(), size, dst.mr().local_desc, src.remote(offset),
-                               src.mr().remote_key, 500 + round) == Status::Ok);
+                               c[1].remote_key_for(src.mr(), 0), 500 + round) == Status::Ok);
         // Only the target's polls answer (tcp): the pump polls both.
         REQUIRE(c.pump([&] { return c.nodes[0].sent.size() == round + 1; }, 60));
         const Completion& done = c.nodes[0].sent.back();
@@ -53,7 +53,7 @@ TEST_CASE("atomics change the peer's word and bring back the old one", "[ib][dri
     auto run = [&](AtomicOp op, uint64_t operand, uint64_t compare, uint64_t context) {
         *r = 0xdead;
         REQUIRE(c[0].post_atomic(1, op, operand, compare, r, result.mr().local_desc,
-                                 word.remote(8), word.mr().remote_key, context) == Status::Ok);
+                                 word.remote(8), c[1].remote_key_for(word.mr(), 0), context) == Status::Ok);
         const size_t before = c.nodes[0].sent.size();
         REQUIRE(c.pump([&] { return c.nodes[0].sent.size() == before + 1; }));
         const Completion& done = c.nodes[0].sent.back();
@@ -72,7 +72,7 @@ TEST_CASE("atomics change the peer's word and bring back the old one", "[ib][dri
     CHECK(*w == 99);
     // Misaligned targets are refused at the origin.
     CHECK(c[0].post_atomic(1, AtomicOp::FetchAdd, 1, 0, r, result.mr().local_desc, word.remote(4),
-                           word.mr().remote_key, 5) == Status::Error);
+                           c[1].remote_key_for(word.mr(), 0), 5) == Status::Error);
 }
 
 TEST_CASE("an atomic after a message runs once that message is handed out", "[ib][driver][rma]") {
@@ -85,7 +85,7 @@ TEST_CASE("an atomic after a message runs once that message is handed out", "[ib
         REQUIRE(c[0].post_send(1, msg.data(), 64, msg.mr().local_desc, 10) == Status::Ok);
         REQUIRE(c[0].post_atomic(1, AtomicOp::FetchAdd, 1, 0,
                                  reinterpret_cast<uint64_t*>(result.data()),
-                                 result.mr().local_desc, word.remote(0), word.mr().remote_key,
+                                 result.mr().local_desc, word.remote(0), c[1].remote_key_for(word.mr(), 0),
                                  11) == Status::Ok);
         // The target's polls: the poll that hands out the message does not
         // run the atomic behind it.
@@ -113,7 +113,7 @@ TEST_CASE("a read outside registered memory breaks the connection", "[ib][driver
     if (!c.open("tcp", 2)) return;
     Registered src(c[1], 64), dst(c[0], 128);
     REQUIRE(c[0].post_read(1, dst.data(), 128, dst.mr().local_desc, src.remote(0),
-                           src.mr().remote_key, 1) == Status::Ok);  // 128 of 64 bytes
+                           c[1].remote_key_for(src.mr(), 0), 1) == Status::Ok);  // 128 of 64 bytes
     REQUIRE(c.pump([&] { return !c.nodes[0].sent.empty(); }, 20));
     CHECK(!c.nodes[0].sent.back().ok);
     CHECK(c.nodes[0].sent.back().type == Type::Read);

@@ -352,9 +352,10 @@ TEST_CASE("one-sided writes land in registered memory and report their end",
     cfg.write_chunk = 64 << 10;
     Cluster c(2, 1, cfg);
     std::vector<char> window(300000, 'W');
-    uint64_t remote = 0, key = 0;
-    void* reg = c.net(1).rma_register(window.data(), window.size(), &remote, &key);
+    uint64_t remote = 0;
+    void* reg = c.net(1).rma_register(window.data(), window.size(), &remote);
     REQUIRE(reg != nullptr);
+    const uint64_t key = c.net(1).rma_key_for(reg, 0);
     std::vector<char> src = pattern(200000, 5);
     bool done = false;
     REQUIRE(c.net(0).rma_write(
