@@ -6,10 +6,15 @@
 //   park/unpark, 2 VPs the same across two VPs (cores): ns per hand-off, that
 //                      is the cross-core wake-up latency (one cache-line
 //                      transfer each way plus the remote VP picking the task)
-// usage: switch_bench [iterations]   (default 1000000; a tenth across VPs)
+// usage: switch_bench [iterations [SIZES]]   (default 1000000; a tenth across
+//   VPs). SIZES: task-private TLS regions every switch saves and installs,
+//   comma-separated byte counts (as a node process swaps the program's TLS
+//   block and, for OpenMP programs, libgomp's 136 bytes and libstdc++'s 32:
+//   64,136,32). Default: none.
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <vector>
 
 #include "runtime/sync.hpp"
 #include "scheduler/scheduler.hpp"
@@ -46,8 +51,33 @@ void player(void* p) {
     }
 }
 
+// Stands for the static TLS blocks a node process swaps (regions carved out
+// of it, 64 bytes apart).
+thread_local char tl_area[8192];
+std::vector<TlsRegion> g_regions;
+std::vector<std::vector<char>> g_inits;
+
+void parse_regions(const char* text) {
+    size_t at = 0;
+    for (const char* p = text; *p;) {
+        char* end = nullptr;
+        const size_t size = strtoul(p, &end, 10);
+        if (end == p || size == 0 || at + size > sizeof(tl_area)) {
+            fprintf(stderr, "switch_bench: bad TLS region sizes '%s'\n", text);
+            exit(2);
+        }
+        g_inits.emplace_back(size, 0);
+        g_regions.push_back({static_cast<char*>(__builtin_thread_pointer()) - (tl_area + at), size,
+                             nullptr});
+        at += (size + 127) / 64 * 64;
+        p = *end == ',' ? end + 1 : end;
+    }
+    for (size_t i = 0; i < g_regions.size(); ++i) g_regions[i].init = g_inits[i].data();
+}
+
 Options options(int vps) {
     Options o;
+    o.task_tls = g_regions;
     o.num_vps = vps;
     o.stack_size = 64 * 1024;
     o.bind = true;
@@ -80,6 +110,7 @@ double run_pingpong(long n, int vps) {
 
 int main(int argc, char** argv) {
     const long n = argc > 1 ? atol(argv[1]) : 1000000;
+    if (argc > 2) parse_regions(argv[2]);
     // Warm up (page in stacks, settle the frequency), then measure.
     run_yield(n / 10);
     printf("yield, 1 VP:        %7.1f ns per switch\n", run_yield(n));

@@ -43,8 +43,8 @@ from pathlib import Path
 
 from benchlib.build import Mpi, build_all, discover_targets, find_mpis
 from benchlib.common import MPI_LABEL, OUR_MODES, ROOT, run_quiet
-from benchlib.parse import (parse_allreduce, parse_common, parse_overlap, parse_pingpong,
-                            parse_stats)
+from benchlib.parse import (parse_allreduce, parse_coll, parse_common, parse_overlap,
+                            parse_pingpong, parse_stats)
 from benchlib.plots import gnuplot_terminal, plots
 from benchlib.report import failures_from_csv, load_results, medians, report
 
@@ -57,6 +57,7 @@ PROFILES = {
         reps=1, timeout=60, nodes=[1, 2], ranks=[4],
         pingpong=["-max", "1048576", "-time", "0.05", "-reps", "2"],
         allreduce_counts=[1], allreduce_iters=300,
+        coll=["-ops", "all", "-sizes", "8,4096", "-time", "0.02", "-sync", "1"],
         overlap=["-iters", "5", "-nbc-sizes", "8,32K", "32K", "256K"],
         eulermhd=[["--nx", "128", "--ny", "128", "--steps", "40"]],
         npb_classes=["S"]),
@@ -64,6 +65,7 @@ PROFILES = {
         reps=3, timeout=180, nodes=[1, 2], ranks=[2, 4],
         pingpong=["-max", "16777216", "-time", "0.1", "-reps", "3"],
         allreduce_counts=[1, 8192], allreduce_iters=2000,
+        coll=["-ops", "all", "-sizes", "8,4096,1048576", "-time", "0.05", "-sync", "1"],
         overlap=["-iters", "15", "-nbc-sizes", "8,32K,1M", "32K", "1M"],
         eulermhd=[["--nx", "256", "--ny", "256", "--steps", "100"],
                   ["--nx", "256", "--ny", "256", "--steps", "100", "--imbalance", "2"]],
@@ -72,6 +74,7 @@ PROFILES = {
         reps=5, timeout=600, nodes=[1, 2], ranks=[2, 4, 8],
         pingpong=["-max", "67108864", "-time", "0.2", "-reps", "5"],
         allreduce_counts=[1, 128, 8192], allreduce_iters=10000,
+        coll=["-ops", "all", "-sizes", "8,4096,65536,1048576", "-time", "0.1", "-sync", "1"],
         overlap=["-iters", "30", "-nbc-sizes", "8,1K,32K,1M"],
         eulermhd=[["--nx", "512", "--ny", "512", "--steps", "200"],
                   ["--nx", "512", "--ny", "512", "--steps", "200", "--imbalance", "2"]],
@@ -89,6 +92,7 @@ class Bench:
     ranks: list
     parse: object
     stats: bool = False    # ours runs with --stats (not for the latency benchmarks)
+    default_only: bool = False  # ours only as users run it (collaborative, one node process)
 
 
 def benches(profile, built, ranks_override):
@@ -102,6 +106,8 @@ def benches(profile, built, ranks_override):
             out.append(Bench(f"allreduce.{8 * count}B", "allreduce_bench",
                              ["-iters", str(p["allreduce_iters"]), "-count", str(count)],
                              ranks, parse_allreduce))
+    if "coll_bench" in built:  # every collective and its nonblocking form, OSU-style latency
+        out.append(Bench("coll", "coll_bench", p["coll"], ranks, parse_coll, default_only=True))
     if "overlap" in built:  # the point-to-point part needs exactly 4 ranks
         out.append(Bench("overlap", "overlap", p["overlap"], [4], parse_overlap, stats=True))
     if "eulermhd" in built:
@@ -129,7 +135,9 @@ def matrix(mpis, bench_list, modes, nodes_list):
     for b in bench_list:
         for ranks in b.ranks:
             for mpi in mpis:
-                if mpi.name == "ours":
+                if mpi.name == "ours" and b.default_only:
+                    runs.append(Run(mpi, "collaborative", 1, ranks, b))
+                elif mpi.name == "ours":
                     for nodes in nodes_list:
                         if nodes > ranks:
                             continue

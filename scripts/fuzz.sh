@@ -5,7 +5,7 @@
 # inputs of tests/fuzz/inputs/<target>.
 #
 #   scripts/fuzz.sh [SECONDS [TARGET...]]     default: 60 s each, every target
-# Targets: pmi2_wire pmi2_server pmi2_client net_wire datatype.
+# Targets: pmi2_wire pmi2_server pmi2_client handshake net_wire datatype.
 # A crash leaves its input in build-fuzz/crashes/ and the script exits 1:
 # fix the bug, then copy the input into tests/fuzz/inputs/<target>/ so that
 # every build replays it (the tests 'fuzz <target> inputs').
@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 DIR="${FUZZ_DIR:-build-fuzz}"
 SECONDS_EACH="${1:-60}"
 [ $# -gt 0 ] && shift
-TARGETS="${*:-pmi2_wire pmi2_server pmi2_client net_wire datatype}"
+TARGETS="${*:-pmi2_wire pmi2_server pmi2_client handshake net_wire datatype}"
 
 scripts/setup-deps.sh
 command -v clang++ >/dev/null || { echo "fuzz.sh: clang++ is needed (apt install clang)" >&2; exit 2; }

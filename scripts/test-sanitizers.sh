@@ -30,10 +30,13 @@ export TSAN_OPTIONS="suppressions=$here/scripts/sanitizers/tsan.supp:halt_on_err
 # The TSan selection, one test name per line ("suite:NAME": that whole
 # suite): unit tests; point-to-point, threads and collectives inside one node
 # process and across several in every progress mode; the message storm; the
-# hang report; ranks' own threads creating communicators at once; and at
+# hang report; ranks' own threads creating communicators at once; hybrid
+# MPI + OpenMP with GCC's libgomp (uninstrumented: the runtime tells TSan of
+# its forks, joins, barriers and atomic blocks, runtime/host/openmp_gomp.cpp;
+# the clang/libomp variants are not built under sanitizers); and at
 # least one run of every other C and C++ integration program (errors, exit
 # codes, attributes, topologies, datatypes, collective variants, placement,
-# NUMA stealing, faults, rank images, PMI) and of the EulerMHD and CG
+# NUMA stealing, faults, rank images, PMI, per-rank libc state) and of the EulerMHD and CG
 # examples. Not under TSan: the Fortran programs (gfortran's code is not
 # instrumented; the build has Fortran off) and the launcher's own checks
 # (mpcrun_check.py, Slurm, install), which test the launcher process. A name
@@ -54,6 +57,8 @@ coll_nonblocking n4
 coll_userop n3
 coll_shm n4
 coll_shm N3 collaborative
+coll_shm_move n4
+coll_shm_move N2 thread
 comm_idup n4
 comm_idup N2 thread
 images per_rank n16 c2
@@ -78,6 +83,10 @@ msg_storm n4 N2 thread seed6
 hang recv n2
 hang waitall n2 N2
 api_errors n4 N2
+mpit_threads n4
+mpit_threads N2 thread
+mpit_traffic N2 collaborative
+mpcrun dropin_output
 attrs N2 thread
 topo n4
 world_info n4
@@ -102,6 +111,51 @@ exit late n4
 nompi n4
 pmi kvs N3
 images globals n6 N3 thread
+libc_buffers n4
+libc_getopt n4
+libc_random n4 N2
+libc_env n4
+grequest n4
+status_error n3
+mprobe_threads n4
+mprobe_threads N2 thread
+p2p_fragments N2 collaborative
+comm_create_group n4
+comm_create_group N2 thread
+comm_dup_threads n4
+thread_wakeup n4
+thread_wakeup N2 wait
+comm_disconnect n3
+types_f90 n3
+attrs_mpi1 n2
+bsend_buffer n2
+comm_info n2
+omp_sendrecv gcc -n 4 t2
+omp_sendrecv gcc -n 8 -c 1 t2
+omp_sendrecv gcc -n 4 -N 2 --progress thread t2
+omp_ranks gcc -n 4
+omp_levels funneled gcc -n 2 t3
+omp_levels serialized gcc -n 4 t3
+omp_levels multiple gcc -n 4 t3
+cxx_exceptions -n 2 -c 1
+rma_core n4
+rma_core N2 collaborative
+rma_core N3 thread
+rma_passive n4 N2 collaborative -c 2 strict
+rma_passive n4
+rma_types n3
+rma_shared n4 N2 thread
+rma_objects n2
+rma_errors n2
+rma_storm n4 N2 collaborative seed23
+rma_storm n8 N1 collaborative seed21
+io_array n4
+io_array N2 collaborative
+io_array N3 thread
+io_modes n4
+io_modes N3 n5 wait
+io_types n3
+io_errors N2 n4 wait
 "
 
 # Not run under ASan+UBSan: tests of how a deliberate crash is reported (a

@@ -24,6 +24,8 @@ LADDER = [
     ("network", "ib"),
     ("mpi engine", "mpi_api/core"),
     ("collectives", "collectives"),
+    ("one-sided", "mpi_api/rma"),
+    ("I/O", "mpi_api/io"),
     ("C bindings", "mpi_api/bindings"),
     ("Fortran bindings", "mpi_api/fortran"),
     ("host", "runtime/host"),
@@ -37,10 +39,13 @@ PUBLIC = {
     "ib/": "network",
     "mpi_api/": "mpi engine",
     "collectives/": "collectives",
+    "rma/": "one-sided",
+    "io/": "I/O",
 }
 # Generated files: the C API (mpi.h and its tables belong to the engine's
-# level: everything above the network may see them) and the Fortran layout.
-GENERATED = {"mpi.h": "mpi engine", "mpi_tables.inc": "mpi engine",
+# level: everything above the network may see them), the Fortran layout and
+# mpcrun's usage text (generated from launcher/doc).
+GENERATED = {"mpcrun_usage.hpp": "launcher", "mpi.h": "mpi engine", "mpi_tables.inc": "mpi engine",
              "fortran_layout.hpp": "Fortran bindings"}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)

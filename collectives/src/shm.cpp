@@ -22,7 +22,9 @@
 #include "mpi_api/rank.hpp"
 #include "mpi_api/request.hpp"
 #include "runtime/env.hpp"
+#include "runtime/tools.hpp"
 #include "shm_local.hpp"
+#include "shm_view.hpp"
 
 namespace mpc::coll::shm {
 namespace {
@@ -32,29 +34,23 @@ bool enabled() {
     return on;
 }
 
-// A rank's view of a communicator for these collectives (Comm::shm).
-struct View {
-    std::shared_ptr<ShmGroup> group;  // the members in this node process, in rank order
-    int local_rank = 0;               // mine in group (0: this node's leader)
-    bool flat = true;                 // every member is in this node process
-    bool useful = true;               // false: one member per node process (no intra-node phase)
-    // Hierarchical only, by communicator rank: its node's leader's index among
-    // the leaders, and its index in my node's group (-1 elsewhere).
-    std::vector<int> leader_index;
-    std::vector<int> local_index;
-    std::unique_ptr<Comm> leaders;  // my node's leader only: the leaders' communicator
-    uint64_t episode = 0;           // Local::episode
-    uint64_t all_at = 0;            // Local::all_at
-    // My nonblocking collectives on the communicator, counted when started and
-    // when finished: they finish in that order, and blocking ones wait for
-    // them all (episodes are taken in call order).
-    uint64_t nbc_started = 0;
-    std::atomic<uint64_t> nbc_finished{0};
-    bool nbc_watching = false;  // ShmGroup::watch_nonblocking done
-};
+}  // namespace
 
-// The first collective on c builds the view (out of line: the look-up of every
-// later one stays a load and a test).
+void register_tool_variables() {
+    namespace rt = runtime::tools;
+    rt::add_category("mpc_collectives", "Collective operations", rt::kRootCategory);
+    rt::Cvar v;
+    v.name = "MPC_COLL_SHM";
+    v.desc =
+        "1: collectives of communicators with several ranks in a node process go through "
+        "shared memory there; 0: message schedules only. Fixed at start: every member of "
+        "a communicator must take the same path";
+    v.category = "mpc_collectives";
+    v.verbosity = rt::Verbosity::TunerBasic;
+    v.read = rt::value_reader<int>([](const rt::Subject&) { return enabled() ? 1 : 0; });
+    rt::add_cvar(v);
+}
+
 [[gnu::noinline]] View& make_view(Comm* c) {
     auto v = std::make_shared<View>();
     const auto& w = mpi::world();
@@ -88,6 +84,14 @@ struct View {
         v->leader_index[static_cast<size_t>(r)] =
             static_cast<int>(std::find(leaders.begin(), leaders.end(), leader) - leaders.begin());
     }
+    v->node_index.assign(static_cast<size_t>(n), 0);
+    v->node_members.resize(leaders.size());
+    for (int r = 0; r < n; ++r) {
+        auto& members = v->node_members[static_cast<size_t>(v->leader_index[static_cast<size_t>(r)])];
+        v->node_index[static_cast<size_t>(r)] = static_cast<int>(members.size());
+        if (!members.empty() && members.back() != r - 1) v->blocks = false;
+        members.push_back(r);
+    }
     v->group = group_for(c->context, std::move(mine));
     if (!v->flat && v->local_rank == 0) {
         // The leaders' communicator: the same contexts, so its traffic is this
@@ -107,11 +111,7 @@ struct View {
     return *v;
 }
 
-View& view_of(Comm* c) {
-    if (c->shm) [[likely]]
-        return *static_cast<View*>(c->shm.get());
-    return make_view(c);
-}
+namespace {
 
 // A nonblocking collective's steps, advanced by whoever polls its owner's
 // operations once the owner's earlier ones on the communicator are finished.
@@ -134,12 +134,13 @@ class Nonblocking final : public mpi::Progressable {
         // moves notifies it too (shm_group.hpp).
         if (v_->nbc_finished.load(std::memory_order_acquire) + 1 != seq_) return false;
         ShmGroup& g = *v_->group;
-        uint64_t need;
+        Need need;
         while (!steps_->advance(&need, until)) {
-            if (need == 0) return false;  // stopped at `until`
+            if (need.episode == 0) return false;  // stopped at `until`
             if (!g.need_nonblocking(v_->local_rank, need)) return false;
         }
-        g.need_nonblocking(v_->local_rank, 0);
+        g.need_nonblocking(v_->local_rank, Need{});
+        if (steps_->error() != MPI_SUCCESS) request->status.MPI_ERROR = steps_->error();
         v_->nbc_finished.store(seq_, std::memory_order_release);
         // The next one may go on now, and the owner may be waiting for this
         // one before a blocking collective.
@@ -153,33 +154,28 @@ class Nonblocking final : public mpi::Progressable {
     uint64_t seq_;
 };
 
-// Before a blocking collective takes its episodes: my nonblocking ones on c,
-// which took theirs first, must be finished. Their owner (me) is notified when
-// each one finishes or a member moves.
+}  // namespace
+
 void finish_nonblocking(View& v) {
+    // Their owner (me) is notified when each one finishes or a member moves.
     auto done = [&v] { return v.nbc_finished.load(std::memory_order_acquire) == v.nbc_started; };
     if (done()) return;
     mpi::block_until(done, [](sched::Waiter*) {}, [](sched::Waiter*) {});
 }
 
-Local local_of(View& v) {
-    finish_nonblocking(v);
-    return Local{*v.group, v.local_rank, &v.episode, &v.all_at};
-}
-
-// Starts the steps make(local) makes (taking their episodes now, in call
-// order) behind a new request.
-template <class Make>
-MPI_Request start_nonblocking(Comm* c, Datatype* type, Make&& make) {
+Local nonblocking_local(Comm* c) {
     View& v = view_of(c);
     if (!v.nbc_watching) {
         v.group->watch_nonblocking(v.local_rank, c->owner);
         v.nbc_watching = true;
     }
+    return Local{*v.group, v.local_rank, &v.episode, &v.all_at};
+}
+
+MPI_Request start_steps(Comm* c, Datatype* type, std::unique_ptr<Steps> steps) {
+    View& v = view_of(c);
     ++v.nbc_started;
-    auto* op = new Nonblocking(std::static_pointer_cast<View>(c->shm),
-                               make(Local{*v.group, v.local_rank, &v.episode, &v.all_at}),
-                               c->owner);
+    auto* op = new Nonblocking(std::static_pointer_cast<View>(c->shm), std::move(steps), c->owner);
     mpi::Request* r = mpi::request_allocate(mpi::Request::Kind::Collective, c->owner, c);
     r->active = true;
     r->operation = op;  // freed with the request
@@ -189,35 +185,6 @@ MPI_Request start_nonblocking(Comm* c, Datatype* type, Make&& make) {
     mpi::progress_add(c->owner, op, false);
     return r->handle;
 }
-
-// Runs the leaders' schedule built by `build` (leaders only) under the tag the
-// communicator's next schedule would take; every member skips that tag.
-template <class Build>
-int among_leaders(Comm* c, View& v, Build&& build) {
-    int err = MPI_SUCCESS;
-    if (v.leaders) {
-        v.leaders->coll_sequence = c->coll_sequence;
-        err = run_blocking(build(v.leaders.get()));
-    }
-    c->coll_sequence += 1;
-    return err;
-}
-
-// Scratch laid out as count elements of type (for a leader whose own buffer
-// does not take part).
-struct TypedScratch {
-    TypedScratch(int count, const Datatype* type) {
-        const MPI_Aint span = count > 0 ? type->true_extent + (count - 1) * type->extent : 0;
-        memory.reset(new unsigned char[static_cast<size_t>(std::max<MPI_Aint>(span, 1))]);
-        // In integers: the type's lower bound may be an absolute address.
-        base = reinterpret_cast<unsigned char*>(reinterpret_cast<uintptr_t>(memory.get()) -
-                                                static_cast<uintptr_t>(type->true_lb));
-    }
-    std::unique_ptr<unsigned char[]> memory;
-    unsigned char* base;
-};
-
-}  // namespace
 
 bool eligible(Comm* c) {
     if (c->is_inter() || !enabled()) return false;

@@ -43,23 +43,33 @@ void ShmGroup::notify_nonblocking(int me, uint64_t e) {
     bool looked = false;
     for (int k = 0; k < size(); ++k) {
         if (k == me) continue;
-        const uint64_t need = member(k).nbc_need.load(std::memory_order_acquire);
-        // Only a publisher at or past the episode needed can be the last one.
+        MemberSlots& m = member(k);
+        const uint64_t need = m.nbc_need.load(std::memory_order_acquire);
+        // Only a publisher at or past the episode needed, and one of the
+        // members needed, can be the last one.
         if (need == 0 || need > e) continue;
-        if (!looked) {
-            slowest = slowest_episode();
-            looked = true;
+        const Need want{need, m.nbc_lo.load(std::memory_order_relaxed),
+                        m.nbc_hi.load(std::memory_order_relaxed),
+                        m.nbc_except.load(std::memory_order_relaxed)};
+        if (me < want.lo || me >= want.hi || me == want.except) continue;
+        if (want.lo == 0 && want.hi == size() && want.except < 0) {
+            if (!looked) {
+                slowest = slowest_episode(Need{0, 0, size()});
+                looked = true;
+            }
+            if (slowest < need) continue;
+        } else if (slowest_episode(want) < need) {
+            continue;
         }
-        if (slowest < need) continue;
-        if (mpi::RankState* owner = member(k).nbc_owner.load(std::memory_order_acquire))
+        if (mpi::RankState* owner = m.nbc_owner.load(std::memory_order_acquire))
             mpi::progress_notify(owner);
     }
 }
 
-uint64_t ShmGroup::slowest_episode() {
+uint64_t ShmGroup::slowest_episode(const Need& range) {
     uint64_t low = UINT64_MAX;
-    for (int k = 0; k < size(); ++k)
-        low = std::min(low, episode(k).load(std::memory_order_acquire));
+    for (int k = range.lo; k < range.hi; ++k)
+        if (k != range.except) low = std::min(low, episode(k).load(std::memory_order_acquire));
     return low;
 }
 
@@ -70,17 +80,28 @@ void ShmGroup::watch_nonblocking(int me, mpi::RankState* owner) {
     runtime::heavy_fence();
 }
 
-bool ShmGroup::need_nonblocking(int me, uint64_t e) {
-    std::atomic<uint64_t>& need = member(me).nbc_need;
-    if (e == 0) {
-        if (need.load(std::memory_order_relaxed) != 0) need.store(0, std::memory_order_relaxed);
+bool ShmGroup::need_nonblocking(int me, const Need& want) {
+    MemberSlots& m = member(me);
+    if (want.episode == 0) {
+        if (m.nbc_need.load(std::memory_order_relaxed) != 0)
+            m.nbc_need.store(0, std::memory_order_relaxed);
         return true;
     }
-    // A full fence before the first look; later looks at the same need
-    // only look again.
-    if (need.load(std::memory_order_relaxed) != e) need.store(e, std::memory_order_seq_cst);
-    if (!all_at_least(e)) return false;
-    need.store(0, std::memory_order_relaxed);
+    // A full fence before the first look; later looks at the same need only
+    // look again. The members needed are stored first: a publisher that sees
+    // the episode needed sees them too.
+    if (m.nbc_need.load(std::memory_order_relaxed) != want.episode ||
+        m.nbc_lo.load(std::memory_order_relaxed) != want.lo ||
+        m.nbc_hi.load(std::memory_order_relaxed) != want.hi ||
+        m.nbc_except.load(std::memory_order_relaxed) != want.except) {
+        m.nbc_need.store(0, std::memory_order_relaxed);
+        m.nbc_lo.store(want.lo, std::memory_order_relaxed);
+        m.nbc_hi.store(want.hi, std::memory_order_relaxed);
+        m.nbc_except.store(want.except, std::memory_order_relaxed);
+        m.nbc_need.store(want.episode, std::memory_order_seq_cst);
+    }
+    if (!met(want)) return false;
+    m.nbc_need.store(0, std::memory_order_relaxed);
     return true;
 }
 
@@ -88,6 +109,24 @@ bool ShmGroup::all_at_least(uint64_t e) {
     for (int k = 0; k < size(); ++k)
         if (!at_least(k, e)) return false;
     return true;
+}
+
+bool ShmGroup::met(const Need& need) {
+    for (int k = need.lo; k < need.hi; ++k)
+        if (k != need.except && !at_least(k, need.episode)) return false;
+    return true;
+}
+
+unsigned char* ShmGroup::grow_stage(int me, int p, size_t bytes) {
+    MemberSlots& m = member(me);
+    if (m.stage_capacity[p] < bytes) {
+        // The readers of the old buffer (an earlier episode of this parity)
+        // are done with it.
+        delete[] m.stage[p];
+        m.stage[p] = new unsigned char[bytes];
+        m.stage_capacity[p] = bytes;
+    }
+    return m.stage[p];
 }
 
 template <class Done>
@@ -133,6 +172,15 @@ void ShmGroup::wait_all(uint64_t e) {
     wait([&] {
         while (next < n && at_least(next, e)) ++next;
         return next == n;
+    });
+}
+
+void ShmGroup::wait_for(const Need& need) {
+    // Members found ready stay ready: resume the scan where it stopped.
+    int next = need.lo;
+    wait([&] {
+        while (next < need.hi && (next == need.except || at_least(next, need.episode))) ++next;
+        return next == need.hi;
     });
 }
 

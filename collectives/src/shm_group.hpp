@@ -24,9 +24,10 @@
 //
 // Nonblocking collectives (shm.cpp) wait for no one: their steps advance
 // whenever someone polls their owner's operations. One that cannot go on
-// stores the episode it needs in its member's nbc_need, and the publisher
-// that may complete it flags its owner rank for progress
-// (mpi::progress_notify): the steps are looked at again only then.
+// stores the episode it needs (and from which members: all, one, those
+// below it) in its member's nbc_need, and the publisher that may complete it
+// flags its owner rank for progress (mpi::progress_notify): the steps are
+// looked at again only then.
 #pragma once
 
 #include <atomic>
@@ -47,6 +48,18 @@ namespace mpc::coll::shm {
 // Reductions and broadcasts up to this size travel through the inline slots.
 inline constexpr size_t kInlineBytes = 1024;
 
+// Collectives stage a member's data (copy it into memory of the group, which
+// readers copy out of) when it is small: one synchronisation, and the member
+// goes on without waiting for its readers. Larger data is read straight from
+// the member's buffers (one copy, but the member waits until everyone has
+// read). Data movement stages the blocks of up to kStageBlock bytes, at most
+// kStageTotal of them per member; reductions (Reduce_scatter, Scan) whole
+// vectors of up to kStageBytes. Beyond kInlineBytes the staging memory is a
+// buffer per member and parity, grown on demand.
+inline constexpr size_t kStageBlock = 16 * 1024;
+inline constexpr size_t kStageTotal = 128 * 1024;
+inline constexpr size_t kStageBytes = 64 * 1024;
+
 // Payloads up to this size share the progress line (one transfer, not two).
 inline constexpr size_t kTinyBytes = 24;
 
@@ -59,11 +72,33 @@ struct alignas(64) MemberSlots {
     unsigned char tiny[2][kTinyBytes];                    // small inline payloads, by parity
     alignas(64) const void* src[2] = {nullptr, nullptr};  // published input, by parity
     void* dst[2] = {nullptr, nullptr};                    // published output, by parity
-    alignas(64) unsigned char data[2][kInlineBytes];      // inline payloads, by parity
-    // The episode the member's nonblocking collective waits for (0: none),
-    // and its rank.
+    const void* record[2] = {nullptr, nullptr};    // published arguments (shm_move.hpp), by parity
+    unsigned char* stage[2] = {nullptr, nullptr};  // staged payloads beyond kInlineBytes
+    alignas(64) unsigned char data[2][kInlineBytes];  // inline payloads, by parity
+    // The episode the member's nonblocking collective waits for (0: none)
+    // from members [nbc_lo, nbc_hi), and its rank.
     alignas(64) std::atomic<uint64_t> nbc_need{0};
+    std::atomic<int> nbc_lo{0}, nbc_hi{0}, nbc_except{-1};
     std::atomic<mpi::RankState*> nbc_owner{nullptr};
+    size_t stage_capacity[2] = {0, 0};  // the member's own bookkeeping
+
+    MemberSlots() = default;
+    ~MemberSlots() {
+        delete[] stage[0];
+        delete[] stage[1];
+    }
+    MemberSlots(const MemberSlots&) = delete;
+    MemberSlots& operator=(const MemberSlots&) = delete;
+};
+static_assert(offsetof(MemberSlots, data) - offsetof(MemberSlots, src) == 64,
+              "the published pointers fill one line");
+
+// What a collective step waits for: members [lo, hi) but `except` at episode
+// >= episode (episode 0: nothing).
+struct Need {
+    uint64_t episode = 0;
+    int lo = 0, hi = 0;
+    int except = -1;
 };
 
 struct alignas(64) PairLine {
@@ -84,21 +119,38 @@ class ShmGroup {
         if (pair_ && bytes <= kPairTinyBytes) return pair_line_.tiny[k][p];
         return bytes <= kTinyBytes ? member(k).tiny[p] : member(k).data[p];
     }
+    // Where member k's staged payload of `bytes` is at parity p: its inline
+    // slot, or its staging buffer (to read: published with its episode).
+    const unsigned char* staged(int k, int p, size_t bytes) {
+        return bytes <= kInlineBytes ? slot(k, p, bytes) : member(k).stage[p];
+    }
+    // The same for member me to write, growing its staging buffer (its
+    // readers of parity p are done: it waited for every member at the
+    // episode before).
+    unsigned char* stage(int me, int p, size_t bytes) {
+        return bytes <= kInlineBytes ? slot(me, p, bytes) : grow_stage(me, p, bytes);
+    }
+    // Member me's staging buffer at parity p, at least `bytes` long (for
+    // payloads whose readers do not know the whole size: member(k).stage[p]).
+    unsigned char* grow_stage(int me, int p, size_t bytes);
 
     // Member me reached episode e (its slots for e are written).
     void publish(int me, uint64_t e);
-    // Waits until member k (every member) is at episode >= e.
+    // Waits until member k (every member, what need says) is at episode >= e.
     void wait_one(int k, uint64_t e);
     void wait_all(uint64_t e);
-    // Whether every member is at episode >= e (no waiting).
+    void wait_for(const Need& need);
+    // Whether every member is at episode >= e (what need says is met; no
+    // waiting).
     bool all_at_least(uint64_t e);
+    bool met(const Need& need);
     // Member me (rank owner) may have nonblocking collectives pending from now
     // on: publishers look at its nbc_need. Once per member.
     void watch_nonblocking(int me, mpi::RankState* owner);
-    // Member me's nonblocking collective needs every member at episode e
-    // (0: needs nothing now). Returns whether they are there already (then
-    // the need is withdrawn); otherwise a publisher will notify the owner.
-    bool need_nonblocking(int me, uint64_t e);
+    // Member me's nonblocking collective needs what `need` says (episode 0:
+    // nothing now). Returns whether it is met already (then the need is
+    // withdrawn); otherwise a publisher will notify the owner.
+    bool need_nonblocking(int me, const Need& need);
 
   private:
     std::atomic<uint64_t>& episode(int k) {
@@ -108,7 +160,7 @@ class ShmGroup {
     template <class Done>
     void wait(Done&& done);
     void notify_nonblocking(int me, uint64_t e);
-    uint64_t slowest_episode();
+    uint64_t slowest_episode(const Need& range);
 
     std::vector<int> world_ranks_;
     std::unique_ptr<MemberSlots[]> members_;

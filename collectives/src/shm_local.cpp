@@ -8,61 +8,10 @@
 #include <optional>
 
 #include "runtime/copy.hpp"
+#include "shm_data.hpp"
 
 namespace mpc::coll::shm {
 namespace {
-
-// A contiguous view of (buf, count, type): the buffer itself when the type is
-// contiguous, otherwise packed scratch (filled from buf when `load`), which
-// unload() unpacks back into buf.
-class Contiguous {
-  public:
-    Contiguous(const void* buf, int count, const mpi::Datatype* type, bool load)
-        : buf_(const_cast<void*>(buf)), count_(static_cast<size_t>(count)), type_(type) {
-        bytes_ = count_ * type->size;
-        if (type->contiguous) {
-            data_ = mpi::contiguous_data(buf_, *type);
-            return;
-        }
-        scratch_.reset(new unsigned char[bytes_]);
-        data_ = scratch_.get();
-        if (load) mpi::pack(buf_, count_, *type_, 0, data_, bytes_);
-    }
-    unsigned char* data() const { return data_; }
-    void unload() const {
-        if (scratch_) mpi::unpack(buf_, count_, *type_, 0, data_, bytes_);
-    }
-
-  private:
-    void* buf_;
-    size_t count_;
-    const mpi::Datatype* type_;
-    size_t bytes_ = 0;
-    unsigned char* data_ = nullptr;
-    std::unique_ptr<unsigned char[]> scratch_;
-};
-
-// The unit predefined operations combine (the type's basic type) and how many
-// of them count elements of type hold.
-struct Units {
-    const mpi::Datatype* basic;
-    size_t unit;   // bytes of one
-    size_t count;  // in the message
-};
-Units units_of(int count, const mpi::Datatype* type) {
-    const mpi::Datatype* basic = mpi::datatype_lookup(type->basic);
-    return {basic, basic->size, static_cast<size_t>(count) * type->basic_count};
-}
-
-// Member r's share [lo, hi) of n units over `members`, in cache-line multiples
-// where the unit allows it (no two members write the same line).
-void slice_of(int r, int members, const Units& u, size_t* lo, size_t* hi) {
-    const size_t align = 64 % u.unit == 0 ? 64 / u.unit : 1;
-    size_t chunk = (u.count + static_cast<size_t>(members) - 1) / static_cast<size_t>(members);
-    chunk = (chunk + align - 1) / align * align;
-    *lo = std::min(u.count, chunk * static_cast<size_t>(r));
-    *hi = std::min(u.count, *lo + chunk);
-}
 
 // acc = data_0 op data_1 op ... op data_{n-1} (the members' inline payloads
 // of `bytes`, n basic elements each), folded from the right so that every
@@ -123,13 +72,6 @@ void publish_inline(ShmGroup& g, int me, uint64_t e, const void* in, int count,
     mpi::pack(in, static_cast<size_t>(count), *type, 0, g.slot(me, static_cast<int>(e & 1), bytes),
               bytes);
     g.publish(me, e);
-}
-
-// Waits until every member is at episode >= e.
-void wait_everyone(const Local& l, uint64_t e) {
-    if (*l.all_at >= e) return;
-    l.group.wait_all(e);
-    *l.all_at = e;
 }
 
 }  // namespace
@@ -316,7 +258,7 @@ class BarrierSteps final : public Steps {
 
   private:
     // Publishing overwrites no slot: no need to wait for the previous episode.
-    uint64_t needs(int k) const override { return k == 0 ? 0 : e_; }
+    Need needs(int k) const override { return k == 0 ? Need{} : all(e_); }
     void run(int k) override {
         if (k == 0 && stages_ == 2) l_.group.publish(l_.me, e_);
     }
@@ -324,25 +266,44 @@ class BarrierSteps final : public Steps {
 
 }  // namespace
 
-Steps::Steps(const Local& l, int episodes)
-    : l_(l), e_(*l.episode + 1), stages_(episodes + 1) {
+Steps::Steps(const Local& l, int episodes, int stages)
+    : l_(l), e_(*l.episode + 1), stages_(stages < 0 ? episodes + 1 : stages) {
     *l.episode += static_cast<uint64_t>(episodes);
 }
 
-bool Steps::advance(uint64_t* need, int until) {
-    *need = 0;
+bool Steps::met(const Need& need) {
+    if (need.episode == 0) return true;
+    if (need.lo == 0 && need.hi == l_.size() && need.except < 0) {
+        if (*l_.all_at >= need.episode) return true;
+        if (!l_.group.all_at_least(need.episode)) return false;
+        *l_.all_at = need.episode;
+        return true;
+    }
+    return l_.group.met(need);
+}
+
+bool Steps::advance(Need* need, int until) {
+    *need = Need{};
     while (stage_ < std::min(stages_, until)) {
-        const uint64_t want = needs(stage_);
-        if (*l_.all_at < want) {
-            if (!l_.group.all_at_least(want)) {
-                *need = want;
-                return false;
-            }
-            *l_.all_at = want;
+        const Need want = needs(stage_);
+        if (!met(want)) {
+            *need = want;
+            return false;
         }
         run(stage_++);
     }
     return stage_ == stages_;
+}
+
+void run_steps(const Local& l, Steps& steps) {
+    Need need;
+    while (!steps.advance(&need)) {
+        if (need.lo == 0 && need.hi == l.size() && need.except < 0) {
+            wait_everyone(l, need.episode);
+        } else {
+            l.group.wait_for(need);
+        }
+    }
 }
 
 std::unique_ptr<Steps> barrier_steps(const Local& l) {
@@ -369,31 +330,43 @@ void local_allreduce(const Local& l, const void* sendbuf, void* recvbuf, int cou
         return;
     }
     AllreduceSteps steps(l, sendbuf, recvbuf, count, type, op);
-    uint64_t need;
-    while (!steps.advance(&need)) wait_everyone(l, need);
+    run_steps(l, steps);
 }
 
 void local_handoff(const Local& l, int from, const void* data, int to, void* buf, int count,
                    const mpi::Datatype* type) {
     const size_t bytes = static_cast<size_t>(count) * type->size;
+    auto unpack = [&](const void* in) {
+        if (bytes) mpi::unpack(buf, static_cast<size_t>(count), *type, 0, in, bytes);
+    };
     if (from == to) {
-        if (l.me == to && bytes)
-            mpi::unpack(buf, static_cast<size_t>(count), *type, 0, data, bytes);
+        if (l.me == to) unpack(data);
         return;
     }
+    local_lend(l, from, data, to, unpack);
+}
+
+void local_lend_steps(const Local& l, int from, const void* data, int to,
+                      void (*use)(void*, const void*), void* context) {
     ShmGroup& g = l.group;
     const uint64_t e = ++*l.episode;
     const int p = static_cast<int>(e & 1);
+    const bool uses = to < 0 || l.me == to;
     if (l.me == from) {
         wait_everyone(l, e - 1);
         g.member(from).src[p] = data;
         g.publish(from, e);
-        g.wait_one(to, e);  // data stays valid until `to` copied it
-    } else if (l.me == to) {
+        if (uses) use(context, data);
+        // data stays valid until they have used it
+        if (to < 0) {
+            wait_everyone(l, e);
+        } else if (to != from) {
+            g.wait_one(to, e);
+        }
+    } else if (uses) {
         g.wait_one(from, e);
-        if (bytes)
-            mpi::unpack(buf, static_cast<size_t>(count), *type, 0, g.member(from).src[p], bytes);
-        g.publish(to, e);
+        use(context, g.member(from).src[p]);
+        g.publish(l.me, e);
     } else {
         g.publish(l.me, e);
     }

@@ -15,11 +15,16 @@ struct FaultPlan {
     // Registrations of user memory fail (the receive pool and the send
     // buffers still register): rendezvous must fall back to copies.
     bool refuse_registrations = false;
+    // Before connecting to the other node processes, wait until the file
+    // MPC_NET_HOLD_FILE exists: their listeners stay open meanwhile (the test
+    // of strangers knocking during start-up).
+    bool hold_connect = false;
 };
 
 // MPC_NET_FAULT for node process `node`: a comma-separated list of faults,
 // each for every node process or, as fault@N, for node process N only.
 //   register   registrations of user memory fail
+//   hold       wait for the file MPC_NET_HOLD_FILE before connecting
 // A malformed value stops the job with a message naming what is accepted.
 // (Inline here: its one caller is the network's start.)
 inline FaultPlan fault_plan_from_env(int node) {
@@ -45,9 +50,13 @@ inline FaultPlan fault_plan_from_env(int node) {
         const bool here = only < 0 || only == node;
         if (item == "register")
             plan.refuse_registrations |= here;
+        else if (item == "hold")
+            plan.hold_connect |= here;
         else
-            runtime::fatal("MPC_NET_FAULT=%s: unknown fault '%s' (known: register[@NODE])", value,
-                           item.c_str());
+            runtime::fatal(
+                "MPC_NET_FAULT=%s: unknown fault '%s' (known: register[@NODE], "
+                "hold[@NODE])",
+                value, item.c_str());
     }
     if (plan.refuse_registrations)
         runtime::warn("MPC_NET_FAULT: memory registrations of this node process will fail");

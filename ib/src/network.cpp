@@ -12,6 +12,7 @@
 #include "runtime/bootstrap.hpp"
 #include "runtime/env.hpp"
 #include "runtime/log.hpp"
+#include "runtime/tools.hpp"
 #include "runtime/topology.hpp"
 
 namespace mpc::ib {
@@ -34,6 +35,16 @@ std::vector<int> steal_order(int local, const std::vector<int>& numa_of,
                numa_rank[static_cast<size_t>(numa_of[static_cast<size_t>(b)])];
     });
     return order;
+}
+
+// MPC_NET_FAULT=hold: waits for the file MPC_NET_HOLD_FILE to appear (at
+// most MPC_CONNECT_TIMEOUT).
+void hold_until_file() {
+    const char* path = runtime::env::get("MPC_NET_HOLD_FILE");
+    if (!path) runtime::fatal("MPC_NET_FAULT=hold needs MPC_NET_HOLD_FILE");
+    const double limit = runtime::env::get_seconds("MPC_CONNECT_TIMEOUT", 60.0);
+    const int64_t deadline = runtime::now_ns() + static_cast<int64_t>(limit * 1e9);
+    while (access(path, F_OK) != 0 && runtime::now_ns() < deadline) usleep(10000);
 }
 
 }  // namespace
@@ -63,6 +74,33 @@ NetworkConfig NetworkConfig::from_env() {
     return c;
 }
 
+RankNetStats RankNetCounters::snapshot() const {
+    auto get = [](const std::atomic<uint64_t>& a) { return a.load(std::memory_order_relaxed); };
+    RankNetStats s;
+    for (int p = 0; p < RankNetStats::kPaths; ++p) {
+        s.sent_msgs[p] = get(sent_msgs[p]);
+        s.sent_bytes[p] = get(sent_bytes[p]);
+    }
+    s.processed_self = get(processed_self);
+    s.stolen_same_numa = get(stolen_same_numa);
+    s.stolen_other_numa = get(stolen_other_numa);
+    s.rndv_count = get(rndv_count);
+    s.rndv_req_to_ack_ns = get(rndv_req_to_ack_ns);
+    s.rndv_req_to_ack_max_ns = get(rndv_req_to_ack_max_ns);
+    s.rndv_matched = get(rndv_matched);
+    s.rndv_matching_ns = get(rndv_matching_ns);
+    s.wr_received = get(wr_received);
+    s.wr_timed = get(wr_timed);
+    s.wr_reception_ns = get(wr_reception_ns);
+    return s;
+}
+
+bool NetworkImpl::set_write_chunk(size_t bytes) {
+    if (bytes < 4096 || bytes > kMaxWrite) return false;
+    write_chunk_.store(bytes, std::memory_order_relaxed);
+    return true;
+}
+
 NetworkImpl::NetworkImpl(std::unique_ptr<Driver> driver, const NetworkConfig& config,
                          const NetworkLayout& layout, const Upcalls& upcalls)
     : driver_(std::move(driver)),
@@ -72,6 +110,7 @@ NetworkImpl::NetworkImpl(std::unique_ptr<Driver> driver, const NetworkConfig& co
       upcalls_(upcalls) {}
 
 NetworkImpl::~NetworkImpl() {
+    network_ended(this);
     stopping_.store(true);
     if (progress_thread_.joinable()) {
         driver_->interrupt();
@@ -86,6 +125,7 @@ NetworkImpl::~NetworkImpl() {
         delete[] op->bounce;
         delete op;
     }
+    for (RmaOp* op : rma_ops_.take_all()) delete op;
     for (auto& s : slots_) {
         for (auto& [key, wr] : s->early) delete wr;
         for (auto& [key, op] : s->fragments)
@@ -94,6 +134,7 @@ NetworkImpl::~NetworkImpl() {
     set_global_rcache(nullptr);
     rcache_.reset();  // (drops the registrations those operations held)
     if (send_mr_.handle) driver_->deregister_memory(send_mr_);
+    if (atomic_mr_.handle) driver_->deregister_memory(atomic_mr_);
     for (auto& s : slots_) {
         for (WorkRequest* wr = s->head; wr;) {
             WorkRequest* next = wr->next;
@@ -110,8 +151,9 @@ bool NetworkImpl::init(const std::vector<std::string>& addresses, std::string* e
     eager_limit_ = std::min(config_.eager_limit, buffer_size_ - sizeof(Header));
     frag_payload_ = buffer_size_ - sizeof(Header);
     rndv_threshold_ = std::max(config_.rendezvous_threshold, eager_limit_);
-    write_chunk_ = config_.write_chunk ? config_.write_chunk : driver_->write_chunk();
-    if (!write_chunk_ || write_chunk_ > kMaxWrite) write_chunk_ = kMaxWrite;
+    size_t chunk = config_.write_chunk ? config_.write_chunk : driver_->write_chunk();
+    if (!chunk || chunk > kMaxWrite) chunk = kMaxWrite;
+    write_chunk_.store(chunk, std::memory_order_relaxed);
 
     const int nodes = layout_.num_nodes;
     const uint32_t share = pool_size_ / static_cast<uint32_t>(std::max(1, nodes - 1));
@@ -159,9 +201,11 @@ bool NetworkImpl::init(const std::vector<std::string>& addresses, std::string* e
         return false;
     }
     for (uint32_t i = send_buffers_; i > 0; --i) send_free_.push_back(i - 1);
+    if (!init_rma(error)) return false;
 
     Driver* d = driver_.get();
-    const bool refuse = fault_plan_from_env(layout_.node_id).refuse_registrations;
+    const FaultPlan faults = fault_plan_from_env(layout_.node_id);
+    const bool refuse = faults.refuse_registrations;
     rcache_ = std::make_unique<RegistrationCache>(
         [d, refuse](void* addr, size_t len, MemoryRegion* out) {
             return !refuse && d->register_memory(addr, len, out) == Status::Ok;
@@ -169,6 +213,7 @@ bool NetworkImpl::init(const std::vector<std::string>& addresses, std::string* e
         [d](MemoryRegion& mr) { d->deregister_memory(mr); }, config_.rcache_max_bytes);
     set_global_rcache(rcache_.get());
 
+    if (faults.hold_connect) hold_until_file();
     if (nodes > 1 && driver_->connect_all(addresses) != Status::Ok) {
         *error =
             std::string("the ") + driver_->name() + " driver could not connect the node processes";
@@ -300,14 +345,17 @@ bool NetworkImpl::process_rank(int local, int thief, int thief_numa) {
         if (!wr) break;
         s.pending.fetch_sub(1, std::memory_order_relaxed);
         if (thief == local)
-            s.stats.processed_self++;
+            RankNetCounters::add(s.stats.processed_self, 1);
         else if (thief_numa == s.numa)
-            s.stats.stolen_same_numa++;
+            RankNetCounters::add(s.stats.stolen_same_numa, 1);
         else
-            s.stats.stolen_other_numa++;
-        if (config_.stats)
-            s.stats.wr_reception_ns += static_cast<uint64_t>(runtime::now_ns() - wr->dispatched_ns);
-        s.stats.wr_received++;
+            RankNetCounters::add(s.stats.stolen_other_numa, 1);
+        if (wr->dispatched_ns) {  // timed when dispatched
+            RankNetCounters::add(s.stats.wr_timed, 1);
+            RankNetCounters::add(s.stats.wr_reception_ns,
+                                 static_cast<uint64_t>(runtime::now_ns() - wr->dispatched_ns));
+        }
+        RankNetCounters::add(s.stats.wr_received, 1);
         process_in_order(local, wr);
         ++n;
     }
@@ -348,6 +396,11 @@ __attribute__((no_sanitize("thread"))) std::vector<std::string> NetworkImpl::des
         lines.emplace_back(buf);
     }
     describe_operations(lines);
+    if (const size_t n = rma_ops_.live()) {
+        snprintf(buf, sizeof(buf),
+                 "network: %zu one-sided transfers (RDMA writes, reads, atomics) in flight", n);
+        lines.emplace_back(buf);
+    }
     for (size_t i = 0; i < slots_.size(); ++i) {
         const RankSlot& s = *slots_[i];
         if (s.pending.load() == 0 && s.early.empty() && s.fragments.empty()) continue;
@@ -457,8 +510,11 @@ void NetworkImpl::shutdown() {
 
 namespace {
 
-DriverConfig driver_config(const NetworkConfig& c, const NetworkLayout& layout) {
+DriverConfig driver_config(const NetworkConfig& c, const NetworkLayout& layout,
+                           const runtime::auth::Secret& secret) {
     DriverConfig d;
+    d.secret = secret;
+    d.one_host = layout.one_host;
     d.self = layout.node_id;
     d.num_peers = layout.num_nodes;
     d.recv_buffer_size = c.buffer_size;
@@ -497,6 +553,7 @@ std::unique_ptr<Network> Network::start_with_driver(
     auto net = std::make_unique<NetworkImpl>(
         std::move(driver), with_defaults(config, layout.num_nodes), layout, upcalls);
     if (!net->init(addresses, error)) return nullptr;
+    network_started(net.get());
     return net;
 }
 
@@ -504,7 +561,10 @@ std::unique_ptr<Network> Network::start(const NetworkConfig& config, const Netwo
                                         const Upcalls& upcalls, runtime::Bootstrap& boot,
                                         std::string* error) {
     NetworkConfig c = with_defaults(config, layout.num_nodes);
-    std::unique_ptr<Driver> driver = open_driver(c.driver, driver_config(c, layout), error);
+    // The secret is known from the launcher, or after a first fence (which
+    // the host's has been: see Bootstrap::job_secret).
+    std::unique_ptr<Driver> driver =
+        open_driver(c.driver, driver_config(c, layout, boot.job_secret()), error);
     if (!driver) return nullptr;
     boot.put("mpc-net-" + std::to_string(layout.node_id), driver->local_address());
     boot.fence();

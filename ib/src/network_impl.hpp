@@ -20,6 +20,9 @@ namespace mpc::ib {
 // ---- Sender side ---------------------------------------------------------------
 
 enum class Protocol : uint8_t { Eager, Fragments, Rendezvous };
+static_assert(static_cast<int>(Protocol::Fragments) == RankNetStats::Fragments &&
+                  static_cast<int>(Protocol::Rendezvous) == RankNetStats::Rendezvous,
+              "the counters of a path are indexed by its protocol");
 
 // A send in flight (owned by the network until its source is complete).
 struct SendOp {
@@ -56,6 +59,28 @@ struct OutMsg {
     uint64_t remote_addr = 0, remote_key = 0;
     bool has_imm = false;
     uint32_t imm = 0;
+    // One-sided operations: reads and atomics (remote_addr, remote_key,
+    // local_desc as writes), the send-CQ context of writes, reads and
+    // atomics (0: a rendezvous write, kCtxWrite | op), and a message's own
+    // copy of its payload (data_len bytes).
+    bool read = false;
+    bool atomic = false;
+    char* local_dest = nullptr;
+    AtomicOp atomic_op = AtomicOp::FetchAdd;
+    uint64_t operand = 0, compare = 0;
+    uint64_t* result = nullptr;
+    uint64_t context = 0;
+    std::unique_ptr<char[]> owned{};
+};
+
+// A one-sided transfer (rma_write, rma_read, rma_atomic) in flight.
+struct RmaOp {
+    RmaDone done;
+    RegistrationCache::Entry* reg = nullptr;  // of the local memory
+    std::atomic<int> left{0};                 // driver operations not completed
+    uint64_t id = 0;
+    uint32_t result_slot = UINT32_MAX;        // atomics: where the old value lands
+    uint64_t* user_result = nullptr;
 };
 
 // One connection: credits into the peer's receive pool and the queue of
@@ -102,8 +127,22 @@ struct RecvOp {
     char* bounce = nullptr;              // non-contiguous target: written here, unpacked at the end
     size_t accepted = 0;                 // bytes the sender writes (or sends as RndvData)
     int src_node = 0;
-    uint64_t frag_key = 0;
+    uint64_t msg_id = 0;      // fragments: the sender's id of the message
     int64_t cts_sent_ns = 0;  // rendezvous: when the answer left
+};
+
+// A message whose fragments are arriving: its sender's node process and its
+// full id there (ids are reused with a new generation: a key that kept only
+// part of the generation named two messages at once).
+struct FragKey {
+    uint32_t src_node;
+    uint64_t msg_id;
+    bool operator==(const FragKey&) const = default;
+};
+struct FragKeyHash {
+    size_t operator()(const FragKey& k) const {
+        return std::hash<uint64_t>()(k.msg_id * 0x9e3779b97f4a7c15ull ^ k.src_node);
+    }
 };
 
 // The network's view of an unexpected message.
@@ -121,6 +160,27 @@ struct Unexpected {
     int64_t arrived_ns = 0;
 };
 
+// RankNetStats as the network keeps it: threads processing for the rank (and
+// tools reading) at once, so every field is a relaxed atomic.
+struct RankNetCounters {
+    std::atomic<uint64_t> sent_msgs[RankNetStats::kPaths] = {};
+    std::atomic<uint64_t> sent_bytes[RankNetStats::kPaths] = {};
+    std::atomic<uint64_t> processed_self{0}, stolen_same_numa{0}, stolen_other_numa{0};
+    std::atomic<uint64_t> rndv_count{0}, rndv_req_to_ack_ns{0}, rndv_req_to_ack_max_ns{0};
+    std::atomic<uint64_t> rndv_matched{0}, rndv_matching_ns{0};
+    std::atomic<uint64_t> wr_received{0}, wr_timed{0}, wr_reception_ns{0};
+
+    static void add(std::atomic<uint64_t>& a, uint64_t n) {
+        a.fetch_add(n, std::memory_order_relaxed);
+    }
+    static void raise_max(std::atomic<uint64_t>& a, uint64_t n) {
+        uint64_t cur = a.load(std::memory_order_relaxed);
+        while (n > cur && !a.compare_exchange_weak(cur, n, std::memory_order_relaxed)) {
+        }
+    }
+    RankNetStats snapshot() const;
+};
+
 // Everything about one local rank that the network keeps.
 struct RankSlot {
     alignas(runtime::kCacheLine) runtime::SpinLock list_lock;
@@ -130,11 +190,12 @@ struct RankSlot {
     alignas(runtime::kCacheLine) runtime::SpinLock processing;  // one processor at a time
     std::vector<uint32_t> expected_seq;                  // per source world rank
     std::unordered_map<uint64_t, WorkRequest*> early;    // out-of-order, by (src_world<<32 | seq)
-    std::unordered_map<uint64_t, RecvOp*> fragments;     // (src_node<<48 ^ msg_id) -> op
+    // Messages still expecting fragments (a complete one leaves at once).
+    std::unordered_map<FragKey, RecvOp*, FragKeyHash> fragments;
     std::vector<std::atomic<uint32_t>> next_seq;         // per destination world rank
     std::vector<int> steal_order;                        // other local ranks, nearest first
     int numa = 0;
-    RankNetStats stats;
+    RankNetCounters stats;
 };
 
 class NetworkImpl final : public Network {
@@ -155,10 +216,42 @@ public:
     const char* driver_name() const override { return driver_->name(); }
     size_t eager_limit() const override { return eager_limit_; }
     size_t rendezvous_threshold() const override { return rndv_threshold_; }
-    RankNetStats stats(int local) const override { return slots_[static_cast<size_t>(local)]->stats; }
+    RankNetStats stats(int local) const override {
+        return slots_[static_cast<size_t>(local)]->stats.snapshot();
+    }
+    // For the tools interface (tool_vars.cpp).
+    int local_ranks() const { return static_cast<int>(slots_.size()); }
+    const RankNetCounters& counters(int local) const {
+        return slots_[static_cast<size_t>(local)]->stats;
+    }
+    size_t buffer_size() const { return buffer_size_; }
+    uint32_t send_buffer_count() const { return send_buffers_; }
+    uint32_t recv_buffer_count() const { return pool_size_; }
+    size_t write_chunk() const { return write_chunk_.load(std::memory_order_relaxed); }
+    // [4 KiB, kMaxWrite]: each rendezvous reads it once, as its writes start.
+    bool set_write_chunk(size_t bytes);
+    int queued_messages() const { return queued_.load(std::memory_order_relaxed); }
+    RegistrationCache& rcache() const { return *rcache_; }
+    const NetworkConfig& config() const { return config_; }
     std::vector<std::string> describe_state() const override;
     void describe_operations(std::vector<std::string>& lines) const;
     void shutdown() override;
+
+    // rma.cpp
+    void set_rma_handler(const RmaHandler& handler) override { rma_handler_ = handler; }
+    size_t rma_message_max() const override { return buffer_size_ - sizeof(Header); }
+    void rma_send(int node, const void* head, size_t head_len, const void* data,
+                  size_t data_len) override;
+    void* rma_register(void* addr, size_t len, uint64_t* remote_addr, uint64_t* key) override;
+    void rma_deregister(void* registration) override;
+    bool rma_can_read() const override { return driver_->supports_read(); }
+    bool rma_atomics() const override { return driver_->atomics_with_cpu(); }
+    bool rma_write(int node, const void* local, size_t len, uint64_t remote_addr, uint64_t key,
+                   RmaDone done) override;
+    bool rma_read(int node, void* local, size_t len, uint64_t remote_addr, uint64_t key,
+                  RmaDone done) override;
+    bool rma_atomic(int node, AtomicOp op, uint64_t operand, uint64_t compare, uint64_t* result,
+                    uint64_t remote_addr, uint64_t key, RmaDone done) override;
 
 private:
     // send_path.cpp
@@ -201,6 +294,11 @@ private:
     void release_work(WorkRequest* wr);
     bool drain_cqs();
     void check_connections();  // cq_lock_ held
+    // rma.cpp
+    bool rma_transfer(int node, char* local, size_t len, uint64_t remote_addr, uint64_t key,
+                      RmaDone done, bool read);
+    void rma_completion(const Completion& c);
+    bool init_rma(std::string* error);
 
     std::unique_ptr<Driver> driver_;
     ConnectionWatch* watch_ = nullptr;  // the driver, when it can report broken connections
@@ -208,13 +306,23 @@ private:
     NetworkLayout layout_;
     Upcalls upcalls_;
     size_t buffer_size_ = 0, eager_limit_ = 0, rndv_threshold_ = 0, frag_payload_ = 0;
-    size_t write_chunk_ = 0;  // one RDMA write of a rendezvous moves at most this
+    // One RDMA write of a rendezvous moves at most this (a tool may change it).
+    std::atomic<size_t> write_chunk_{0};
 
     std::vector<std::unique_ptr<Peer>> peers_;
     std::vector<std::unique_ptr<RankSlot>> slots_;
     mutable OpTable<SendOp> send_ops_;  // (mutable: describe_state reads them under their lock)
     mutable OpTable<RecvOp> recv_ops_;
     std::unique_ptr<RegistrationCache> rcache_;
+    // One-sided communication: the engine's handler, transfers in flight,
+    // and a registered slab where atomics' old values land.
+    RmaHandler rma_handler_;
+    mutable OpTable<RmaOp> rma_ops_;
+    static constexpr uint32_t kAtomicSlots = 1024;
+    std::unique_ptr<uint64_t[]> atomic_slab_;
+    MemoryRegion atomic_mr_{};
+    runtime::SpinLock atomic_free_lock_;
+    std::vector<uint32_t> atomic_free_;
     std::atomic<bool> registration_warned_{false};
 
     // Send buffers: one registered slab.
@@ -243,12 +351,18 @@ private:
     std::atomic<bool> blocker_{false};
 };
 
+// The network the tools interface reads (tool_vars.cpp): set once it runs,
+// cleared before it goes.
+void network_started(NetworkImpl* net);
+void network_ended(NetworkImpl* net);
+
 // One RDMA write moves at most this (the drivers' message-size limits).
 inline constexpr size_t kMaxWrite = size_t{1} << 30;
 
 // Context of a send-CQ entry: what completed.
 inline constexpr uint64_t kCtxSendBuffer = 1ull << 60;
 inline constexpr uint64_t kCtxWrite = 2ull << 60;
+inline constexpr uint64_t kCtxRma = 3ull << 60;  // a one-sided transfer: RmaOp
 inline constexpr uint64_t kCtxMask = 0xfull << 60;
 
 }  // namespace mpc::ib

@@ -116,6 +116,18 @@ void RegistrationCache::release(Entry* e) {
     evict_locked();
 }
 
+size_t RegistrationCache::max_cached() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return max_cached_;
+}
+
+void RegistrationCache::set_max_cached(size_t bytes) {
+    Guard g;
+    std::lock_guard<std::mutex> lock(mutex_);
+    max_cached_ = bytes;
+    evict_locked();
+}
+
 void RegistrationCache::drop_locked(Entry* e) {
     auto range = by_start_.equal_range(e->start);
     for (auto it = range.first; it != range.second; ++it) {

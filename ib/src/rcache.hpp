@@ -48,6 +48,9 @@ public:
         size_t entries = 0;
     };
     Counters counters();
+    // The byte budget of unused registrations; a smaller one evicts at once.
+    size_t max_cached();
+    void set_max_cached(size_t bytes);
     // True when at least one registration exists (cheap, lock-free).
     bool has_entries() const { return entries_.load(std::memory_order_relaxed) > 0; }
 

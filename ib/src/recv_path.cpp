@@ -6,12 +6,13 @@
 
 #include "network_impl.hpp"
 #include "runtime/log.hpp"
+#include "runtime/tools.hpp"
 
 namespace mpc::ib {
 namespace {
 
-uint64_t frag_key(uint32_t src_node, uint64_t msg_id) {
-    return (static_cast<uint64_t>(src_node) << 40) | (msg_id & 0xffffffffffull);
+FragKey frag_key(const RecvOp& op) {
+    return FragKey{static_cast<uint32_t>(op.src_node), op.msg_id};
 }
 
 }  // namespace
@@ -59,6 +60,17 @@ void NetworkImpl::dispatch_recv(const Completion& c) {
         return_credit(src_node);
         return;
     }
+    // One-sided messages are the engine's, done here, in arrival order, by
+    // whoever drains: they need no rank (collaborative polling for RMA).
+    if (h->type == MsgType::Rma) {
+        if (rma_handler_.message && c.length - sizeof(Header) == h->bytes)
+            rma_handler_.message(rma_handler_.ctx, src_node, buf + sizeof(Header), h->bytes);
+        else
+            runtime::warn("network: dropped a one-sided message from node process %d", src_node);
+        repost();
+        return_credit(src_node);
+        return;
+    }
     const bool known_type = h->type >= MsgType::Eager && h->type <= MsgType::RndvData;
     const bool local_dest = h->dst_world >= 0 &&
                             static_cast<size_t>(h->dst_world) < layout_.node_of.size() &&
@@ -77,7 +89,7 @@ void NetworkImpl::dispatch_recv(const Completion& c) {
     const int dest_local = layout_.local_of[static_cast<size_t>(h->dst_world)];
     auto* wr = new WorkRequest();
     wr->length = c.length;
-    wr->dispatched_ns = config_.stats ? runtime::now_ns() : 0;
+    wr->dispatched_ns = runtime::tools::g_transport.on() ? runtime::now_ns() : 0;
     // With half the pool held by unprocessed work, copy it out: a busy rank must
     // not starve the others of receive buffers.
     if (pool_out_.load(std::memory_order_relaxed) > static_cast<int>(pool_size_ / 2)) {
@@ -105,7 +117,7 @@ void NetworkImpl::dispatch_write_imm(const Completion& c) {
     auto* wr = new WorkRequest();
     wr->kind = WorkRequest::Kind::WriteDone;
     wr->recv_op = id;
-    wr->dispatched_ns = config_.stats ? runtime::now_ns() : 0;
+    wr->dispatched_ns = runtime::tools::g_transport.on() ? runtime::now_ns() : 0;
     push_work(op->local, wr);
 }
 
@@ -118,6 +130,10 @@ void NetworkImpl::handle_send_completion(const Completion& c) {
     const uint64_t kind = c.context & kCtxMask;
     if (kind == kCtxSendBuffer) {
         free_send_buffer(static_cast<uint32_t>(c.context & 0xffffffffu));
+        return;
+    }
+    if (kind == kCtxRma) {
+        rma_completion(c);
         return;
     }
     if (kind == kCtxWrite) {
@@ -196,7 +212,8 @@ void NetworkImpl::process(int local, WorkRequest* wr) {
         case MsgType::RndvData:
             on_rndv_data(local, *wr);
             break;
-        case MsgType::Credit: break;
+        case MsgType::Credit:
+        case MsgType::Rma: break;  // (handled at dispatch)
     }
     release_work(wr);
 }
@@ -243,7 +260,7 @@ void NetworkImpl::on_frag_first(int local, const WorkRequest& wr) {
     op->bits = bits_of(h);
     op->bytes = h.bytes;
     op->src_node = static_cast<int>(h.src_node);
-    op->frag_key = frag_key(h.src_node, h.msg_id);
+    op->msg_id = h.msg_id;
     auto* u = new Unexpected();
     u->kind = Unexpected::Kind::Fragments;
     u->local = local;
@@ -262,14 +279,14 @@ void NetworkImpl::on_frag_first(int local, const WorkRequest& wr) {
         op->unexpected = u;
     }
     op->received = len;
-    slots_[static_cast<size_t>(local)]->fragments[op->frag_key] = op;
-    if (op->received == op->bytes && op->has_target) finish_recv_op(op);
+    if (op->received < op->bytes) slots_[static_cast<size_t>(local)]->fragments[frag_key(*op)] = op;
+    else if (op->has_target) finish_recv_op(op);
 }
 
 void NetworkImpl::on_frag(int local, const WorkRequest& wr) {
     const Header& h = *wr.header;
     RankSlot& s = *slots_[static_cast<size_t>(local)];
-    auto it = s.fragments.find(frag_key(h.src_node, h.msg_id));
+    auto it = s.fragments.find(FragKey{h.src_node, h.msg_id});
     const size_t len = wr.length - sizeof(Header);
     if (it == s.fragments.end() || h.offset > it->second->bytes ||
         len > it->second->bytes - h.offset) {  // (no overflow whatever the offset)
@@ -280,11 +297,14 @@ void NetworkImpl::on_frag(int local, const WorkRequest& wr) {
     if (op->has_target) copy_to_target(op->target, h.offset, wr.payload(), len);
     else memcpy(op->unexpected->data.get() + h.offset, wr.payload(), len);
     op->received += len;
-    if (op->received == op->bytes && op->has_target) finish_recv_op(op);
+    if (op->received < op->bytes) return;
+    // The last fragment: the message no longer needs finding (an unexpected
+    // one waits in its Unexpected for a receive).
+    s.fragments.erase(it);
+    if (op->has_target) finish_recv_op(op);
 }
 
 void NetworkImpl::finish_recv_op(RecvOp* op) {
-    slots_[static_cast<size_t>(op->local)]->fragments.erase(op->frag_key);
     RecvTarget t = op->target;
     MatchBits bits = op->bits;
     size_t bytes = op->bytes;
@@ -306,7 +326,7 @@ void NetworkImpl::on_rts(int local, const WorkRequest& wr) {
     RecvTarget t;
     if (upcalls_.match(upcalls_.ctx, local, u->bits, h.bytes, u, &t)) {
         RankSlot& s = *slots_[static_cast<size_t>(local)];
-        s.stats.rndv_matched++;
+        RankNetCounters::add(s.stats.rndv_matched, 1);
         start_rendezvous_recv(local, t, u->bits, h.bytes, u->src_node, u->src_world, u->send_id);
         delete u;
     }
@@ -344,7 +364,7 @@ void NetworkImpl::start_rendezvous_recv(int local, const RecvTarget& target, con
     if (op->reg) {
         const MemoryRegion& mr = RegistrationCache::region(op->reg);
         cts.addr = mr.remote_base + static_cast<uint64_t>(dest - static_cast<char*>(mr.addr));
-        cts.rkey = mr.remote_key;
+        cts.rkey = driver_->remote_key_for(mr, src_node);
     } else {
         // No RDMA into this buffer: the sender sends the data as messages,
         // which unpack straight into the target (no bounce needed).
@@ -374,9 +394,9 @@ void NetworkImpl::on_cts(const WorkRequest& wr) {
     op->answered = true;
     RankSlot& s = *slots_[static_cast<size_t>(op->src_local)];
     uint64_t wait = static_cast<uint64_t>(runtime::now_ns() - op->rts_sent_ns);
-    s.stats.rndv_count++;
-    s.stats.rndv_req_to_ack_ns += wait;
-    s.stats.rndv_req_to_ack_max_ns = std::max(s.stats.rndv_req_to_ack_max_ns, wait);
+    RankNetCounters::add(s.stats.rndv_count, 1);
+    RankNetCounters::add(s.stats.rndv_req_to_ack_ns, wait);
+    RankNetCounters::raise_max(s.stats.rndv_req_to_ack_max_ns, wait);
     if (h.length == 0) {
         send_op_done(op);
         return;
@@ -445,8 +465,9 @@ void NetworkImpl::deliver_unexpected(Unexpected* u, const RecvTarget& target) {
             break;
         }
         case Unexpected::Kind::Rendezvous:
-            s.stats.rndv_matched++;
-            s.stats.rndv_matching_ns += static_cast<uint64_t>(runtime::now_ns() - u->arrived_ns);
+            RankNetCounters::add(s.stats.rndv_matched, 1);
+            RankNetCounters::add(s.stats.rndv_matching_ns,
+                                 static_cast<uint64_t>(runtime::now_ns() - u->arrived_ns));
             start_rendezvous_recv(u->local, target, u->bits, u->bytes, u->src_node, u->src_world,
                                   u->send_id);
             s.processing.unlock();
@@ -459,7 +480,8 @@ void NetworkImpl::drop_unexpected(Unexpected* u) {
     RankSlot& s = *slots_[static_cast<size_t>(u->local)];
     s.processing.lock();
     if (u->kind == Unexpected::Kind::Fragments && u->frags) {
-        s.fragments.erase(u->frags->frag_key);
+        auto it = s.fragments.find(frag_key(*u->frags));
+        if (it != s.fragments.end() && it->second == u->frags) s.fragments.erase(it);
         delete u->frags;
     }
     s.processing.unlock();

@@ -5,6 +5,7 @@
 
 #include "network_impl.hpp"
 #include "runtime/log.hpp"
+#include "runtime/tools.hpp"
 
 namespace mpc::ib {
 uint32_t NetworkImpl::allocate_send_buffer() {
@@ -44,6 +45,12 @@ void NetworkImpl::send(int src_world, int dest_world, const MatchBits& bits,
     if (!synchronous && op->bytes <= eager_limit_) op->protocol = Protocol::Eager;
     else if (!synchronous && op->bytes <= rndv_threshold_) op->protocol = Protocol::Fragments;
     else op->protocol = Protocol::Rendezvous;
+    if (runtime::tools::g_transport.on()) {
+        RankNetCounters& counters = slots_[static_cast<size_t>(src_local)]->stats;
+        const int path = static_cast<int>(op->protocol);  // RankNetStats::Path's order
+        RankNetCounters::add(counters.sent_msgs[path], 1);
+        RankNetCounters::add(counters.sent_bytes[path], op->bytes);
+    }
     op->id = send_ops_.add(op);
 
     Header h{};
@@ -95,13 +102,24 @@ void NetworkImpl::send(int src_world, int dest_world, const MatchBits& bits,
 }
 
 bool NetworkImpl::try_post(int node, Peer& peer, OutMsg& m) {
-    if (m.write) {
+    if (m.write || m.read || m.atomic) {
         if (m.has_imm && peer.credits <= 0) return false;
-        Status st = driver_->post_write(node, m.local, m.data_len, m.local_desc, m.remote_addr,
-                                        m.remote_key, m.has_imm, m.imm,
-                                        kCtxWrite | OpTable<SendOp>::compact(m.op->id));
+        const uint64_t context =
+            m.context ? m.context : kCtxWrite | OpTable<SendOp>::compact(m.op->id);
+        Status st;
+        if (m.write)
+            st = driver_->post_write(node, m.local, m.data_len, m.local_desc, m.remote_addr,
+                                     m.remote_key, m.has_imm, m.imm, context);
+        else if (m.read)
+            st = driver_->post_read(node, m.local_dest, m.data_len, m.local_desc, m.remote_addr,
+                                    m.remote_key, context);
+        else
+            st = driver_->post_atomic(node, m.atomic_op, m.operand, m.compare, m.result,
+                                      m.local_desc, m.remote_addr, m.remote_key, context);
         if (st == Status::Again) return false;
-        if (st != Status::Ok) runtime::fatal("network: RDMA write to node process %d failed", node);
+        if (st != Status::Ok)
+            runtime::fatal("network: RDMA %s to node process %d failed",
+                           m.write ? "write" : m.read ? "read" : "atomic", node);
         if (m.has_imm) peer.credits--;
         inflight_.fetch_add(1, std::memory_order_relaxed);
         writes_inflight_.fetch_add(1, std::memory_order_relaxed);
@@ -114,7 +132,9 @@ bool NetworkImpl::try_post(int node, Peer& peer, OutMsg& m) {
     Header h = m.header;
     h.credits = static_cast<uint16_t>(take_credits_to_return(peer));
     memcpy(buf, &h, sizeof(h));
-    if (m.data_len) {
+    if (m.data_len && m.owned) {
+        memcpy(buf + sizeof(h), m.owned.get(), m.data_len);
+    } else if (m.data_len) {
         const SendSource& src = m.op->source;
         if (src.contiguous)
             memcpy(buf + sizeof(h), static_cast<const char*>(src.contiguous) + m.data_offset, m.data_len);
@@ -248,14 +268,16 @@ void NetworkImpl::start_writes(SendOp* op, const Header& cts) {
         return;
     }
     const MemoryRegion& mr = RegistrationCache::region(op->reg);
-    const size_t chunks = (len + write_chunk_ - 1) / write_chunk_;
+    const size_t chunk =
+        write_chunk_.load(std::memory_order_relaxed);  // once: a tool may change it
+    const size_t chunks = (len + chunk - 1) / chunk;
     op->writes_left.store(static_cast<int>(chunks), std::memory_order_relaxed);
     for (size_t i = 0; i < chunks; ++i) {
         OutMsg m;
         m.write = true;
         m.op = op;
-        m.data_offset = i * write_chunk_;
-        m.data_len = std::min(write_chunk_, len - m.data_offset);
+        m.data_offset = i * chunk;
+        m.data_len = std::min(chunk, len - m.data_offset);
         m.local = data + m.data_offset;
         m.local_desc = mr.local_desc;
         m.remote_addr = cts.addr + m.data_offset;

@@ -18,6 +18,7 @@ enum class MsgType : uint8_t {
     RndvData = 7,   // rendezvous data sent as messages, when a side could not
                     // register its buffer: msg_id = receiver's operation (as
                     // Cts.offset gave it), offset = where its data goes
+    Rma = 8,        // a one-sided engine's message (payload: its own format)
 };
 
 // Header::flags of a Cts: the receiver could not register its buffer, so the

@@ -1,9 +1,13 @@
 // Job control of mpcrun: see job.hpp.
 #include "job.hpp"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,7 +18,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -23,6 +26,8 @@
 #include "node_launch.hpp"
 #include "pmi2_server.hpp"
 #include "remote_launch.hpp"
+#include "runtime/auth.hpp"
+#include "runtime/netif.hpp"
 
 extern char** environ;
 
@@ -30,6 +35,7 @@ namespace mpc::launcher {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
 constexpr auto kKillGrace = std::chrono::seconds(1);   // SIGTERM, then SIGKILL
 constexpr auto kDrainGrace = std::chrono::seconds(1);  // output left after the last exit
 // A remote node process's PMI connection closed early: the time its launcher
@@ -62,18 +68,23 @@ struct Child {
     bool exited = false;
 };
 
-// Job ids hold a random part: a TCP connection must name it to join.
+// Job ids hold a random part, so that two jobs of one mpcrun pid differ (the
+// job's secret, not the id, is what keeps others out).
 std::string make_jobid() {
-    std::random_device random;
+    uint32_t random = 0;
+    runtime::auth::random_bytes(&random, sizeof random);
     char text[64];
-    snprintf(text, sizeof(text), "mpcrun-%d-%08x", static_cast<int>(getpid()), random());
+    snprintf(text, sizeof(text), "mpcrun-%d-%08x", static_cast<int>(getpid()), random);
     return text;
 }
 
 class Job {
   public:
     Job(const Options& o, const JobPlan& plan)
-        : o_(o), plan_(plan), pmi_(plan.node_procs, make_jobid()) {
+        : o_(o),
+          plan_(plan),
+          secret_(runtime::auth::make_secret()),
+          pmi_(plan.node_procs, make_jobid(), secret_) {
         // Node processes fill their nodes in turn: per_node on each.
         pmi_.set_job_attr("PMI_process_mapping", "(vector,(0," + std::to_string(plan.nodes) + "," +
                                                      std::to_string(plan.per_node) + "))");
@@ -108,6 +119,7 @@ class Job {
 
     const Options& o_;
     const JobPlan& plan_;
+    const runtime::auth::Secret secret_;  // the job's: node processes prove it on every connection
     Pmi2Server pmi_;
     std::vector<Child> children_;
     int alive_ = 0;
@@ -148,6 +160,9 @@ int Job::run() {
         timeout_at_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                          std::chrono::duration<double>(o_.timeout));
     loop();
+    if (pmi_.refused() > Pmi2Server::kLoggedRefusals)
+        write_out(STDERR_FILENO, "mpcrun: " + std::to_string(pmi_.refused()) +
+                                     " connections to the PMI port were refused in all\n");
     return exit_status_;
 }
 
@@ -169,19 +184,25 @@ bool Job::start_all() {
     return true;
 }
 
-// host:port of the PMI listener as remote node processes reach it: this
-// host's name, or MPC_PMI_HOST when the name does not resolve there.
+// host:port of the PMI listener as remote node processes reach it. It binds
+// one address only: loopback when every node process runs here; else
+// MPC_PMI_HOST's (an address of this host, or a name resolving to one), else
+// the job's interface (MPC_NET_IF, as the tcp driver).
 std::string Job::pmi_address(std::string* error) {
-    const int port = pmi_.listen_tcp(error);
-    if (port < 0) return {};
-    std::string host;
-    if (const char* chosen = getenv("MPC_PMI_HOST"); chosen && *chosen) {
+    std::string host, bind_to;
+    const char* chosen = getenv("MPC_PMI_HOST");
+    if (chosen && *chosen) {
         host = chosen;
+        bind_to = runtime::netif::local_address_of(host, error);
+        if (bind_to.empty()) *error = "MPC_PMI_HOST=" + host + ": " + *error;
+    } else if (plan_.one_host) {
+        host = bind_to = runtime::netif::kLoopback;
     } else {
-        char name[256] = {};
-        gethostname(name, sizeof(name) - 1);
-        host = name;
+        host = bind_to = runtime::netif::job_address(error);
     }
+    if (bind_to.empty()) return {};
+    const int port = pmi_.listen_tcp(bind_to, error);
+    if (port < 0) return {};
     if (host.find(':') != std::string::npos) host = "[" + host + "]";  // an IPv6 address
     return host + ":" + std::to_string(port);
 }
@@ -201,7 +222,7 @@ bool Job::start_local(int n) {
 }
 
 bool Job::start_ssh(int n, const std::string& pmi_address) {
-    EnvVars vars = forwarded_variables(o_, environ);
+    EnvVars vars = o_.env_all ? all_variables(environ) : forwarded_variables(o_, environ);
     for (auto& kv : job_variables(o_, plan_)) vars.push_back(kv);
     vars.emplace_back("MPC_NODE_ID", std::to_string(n));
     for (auto& kv : pmi_.tcp_environment(pmi_address, n)) vars.push_back(kv);
@@ -209,10 +230,24 @@ bool Job::start_ssh(int n, const std::string& pmi_address) {
     const std::string directory = getcwd(cwd, sizeof(cwd)) ? cwd : ".";
     const char* ssh = getenv("MPC_SSH");
     std::string error;
-    LaunchResult r = launch_node(
-        ssh_command(ssh && *ssh ? ssh : "ssh", plan_.host_of(n), directory, vars, o_.program), {},
-        -1, n == 0, &error);
-    return add_child(r, n, n, error);
+    // The secret goes to the remote shell's standard input (never a command
+    // line): its first line, read into the variable before the program starts.
+    LaunchResult r = launch_node(ssh_command(ssh && *ssh ? ssh : "ssh", plan_.host_of(n), directory,
+                                             vars, o_.program, runtime::auth::kSecretVariable),
+                                 {}, -1, true, &error);
+    if (!add_child(r, n, n, error)) return false;
+    const std::string line =
+        runtime::auth::to_hex(secret_.bytes.data(), secret_.bytes.size()) + "\n";
+    if (n == 0) {
+        stdin_buf_.insert(0, line);  // before mpcrun's own standard input
+    } else {
+        // An empty pipe takes the line at once; then the node process's
+        // standard input ends, as /dev/null's would.
+        ssize_t ignored = write(r.stdin_fd, line.data(), line.size());
+        (void)ignored;
+        close(r.stdin_fd);
+    }
+    return true;
 }
 
 bool Job::start_srun(const std::string& pmi_address) {
@@ -222,6 +257,10 @@ bool Job::start_srun(const std::string& pmi_address) {
         unsetenv(name);
     EnvVars vars = job_variables(o_, plan_);
     for (auto& kv : pmi_.tcp_environment(pmi_address, -1)) vars.push_back(kv);
+    // srun's environment (not its command line) reaches every task: Slurm
+    // carries it in its launch request, which munge signs but does not encrypt.
+    vars.emplace_back(runtime::auth::kSecretVariable,
+                      runtime::auth::to_hex(secret_.bytes.data(), secret_.bytes.size()));
     const char* srun = getenv("MPC_SRUN");
     std::string error;
     LaunchResult r = launch_node(srun_command(srun && *srun ? srun : "srun", plan_, o_.program),
@@ -281,8 +320,9 @@ void Job::loop() {
             watch(stdin_pipe_, POLLOUT, Watch::kStdinPipe, 0);
         watch(g_signal_pipe[0], POLLIN, Watch::kSignal, 0);
 
-        auto next = std::min({kill_at_, ending_ ? Clock::time_point::max() : timeout_at_,
-                              drain_until_, ending_ ? Clock::time_point::max() : lost_at_});
+        auto next =
+            std::min({kill_at_, ending_ ? Clock::time_point::max() : timeout_at_, drain_until_,
+                      ending_ ? Clock::time_point::max() : lost_at_, pmi_.next_deadline()});
         int timeout_ms = -1;
         if (next != Clock::time_point::max()) {
             auto ms = std::chrono::ceil<std::chrono::milliseconds>(next - Clock::now()).count();
@@ -325,6 +365,7 @@ void Job::loop() {
                     break;
             }
         }
+        pmi_.expire(Clock::now());
         handle_pmi_events();
 
         auto now = Clock::now();
@@ -428,6 +469,10 @@ void Job::reap() {
 
 void Job::handle_pmi_events() {
     for (const Pmi2Server::Event& e : pmi_.take_events()) {
+        if (e.kind == Pmi2Server::Event::Kind::kRefused) {  // the job goes on
+            write_out(STDERR_FILENO, "mpcrun: " + e.message + "\n");
+            continue;
+        }
         if (ending_) continue;
         if (e.kind == Pmi2Server::Event::Kind::kLost) {
             // Its ssh or srun ends too, most likely, with the status to report.

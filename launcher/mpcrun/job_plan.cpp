@@ -1,11 +1,13 @@
 // Planning a job's node processes: see job_plan.hpp.
 #include "job_plan.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 
 #include "runtime/bootstrap.hpp"
+#include "runtime/netif.hpp"
 
 namespace mpc::launcher {
 namespace {
@@ -34,17 +36,38 @@ bool read_hostfile(const std::string& path, std::vector<std::string>* hosts, std
         *error = "cannot read the host file '" + path + "'";
         return false;
     }
+    // A count after the name, as Open MPI (slots=N, max_slots=N) and hydra
+    // (host:N) write it: checked, then ignored (threads fill no slots).
+    auto count_ok = [](const std::string& text) {
+        return !text.empty() && text.size() < 8 &&
+               text.find_first_not_of("0123456789") == std::string::npos;
+    };
     std::string line;
     for (int number = 1; std::getline(in, line); ++number) {
         line = line.substr(0, line.find('#'));
         std::istringstream words(line);
         std::string host, rest;
         if (!(words >> host)) continue;
-        if (words >> rest) {
-            *error = path + ":" + std::to_string(number) + ": '" + rest +
-                     "' after the host name (one host per line; use -p for several node "
-                     "processes per host)";
-            return false;
+        const size_t colon = host.rfind(':');
+        if (colon != std::string::npos && host.find(':') == colon) {
+            if (colon == 0 || !count_ok(host.substr(colon + 1))) {
+                *error = path + ":" + std::to_string(number) + ": '" + host +
+                         "' is not a host name or host:SLOTS";
+                return false;
+            }
+            host.resize(colon);
+        }
+        while (words >> rest) {
+            const size_t eq = rest.find('=');
+            const std::string key = rest.substr(0, eq);
+            if (eq == std::string::npos ||
+                (key != "slots" && key != "max_slots" && key != "max-slots") ||
+                !count_ok(rest.substr(eq + 1))) {
+                *error = path + ":" + std::to_string(number) + ": '" + rest +
+                         "' after the host name (one host per line, with slots=N at most; use "
+                         "-p for several node processes per host)";
+                return false;
+            }
         }
         hosts->push_back(host);
     }
@@ -68,15 +91,24 @@ bool make_plan(const Options& o, const EnvLookup& env, JobPlan* plan, std::strin
     }
     const char* job = env("SLURM_JOB_ID");
     const bool in_allocation = job && *job;
+    // -ppn P with -n N and no -N: the first ceil(N/P) nodes (all at most).
+    auto nodes_for = [&](int available) {
+        if (o.nodes) return o.nodes;
+        if (o.ranks_per_node && o.ranks)
+            return std::min(available, (o.ranks + o.ranks_per_node - 1) / o.ranks_per_node);
+        return available;
+    };
     if (!hosts.empty()) {
         p.mode = LaunchMode::kSsh;
-        p.nodes = o.nodes ? o.nodes : static_cast<int>(hosts.size());
+        p.nodes = nodes_for(static_cast<int>(hosts.size()));
         if (p.nodes > static_cast<int>(hosts.size())) {
             *error = "-N " + std::to_string(p.nodes) + " asks for more nodes than the " +
                      count(static_cast<int>(hosts.size()), "host") + " given";
             return false;
         }
         p.hosts.assign(hosts.begin(), hosts.begin() + p.nodes);
+        for (const std::string& h : p.hosts)
+            p.one_host = p.one_host && runtime::netif::is_this_host(h);
     } else if (how == "slurm" || (how == "auto" && in_allocation)) {
         const int available = allocation_nodes(env);
         if (!in_allocation || available == 0) {
@@ -86,7 +118,10 @@ bool make_plan(const Options& o, const EnvLookup& env, JobPlan* plan, std::strin
             return false;
         }
         p.mode = LaunchMode::kSlurm;
-        p.nodes = o.nodes ? o.nodes : available;
+        p.nodes = nodes_for(available);
+        // One node, and it is this one (salloc's shell may run elsewhere).
+        const char* list = env("SLURM_JOB_NODELIST");
+        p.one_host = p.nodes == 1 && list && runtime::netif::is_this_host(list);
         if (p.nodes > available) {
             *error = "-N " + std::to_string(p.nodes) + " asks for more nodes than the " +
                      count(available, "node") + " of Slurm allocation " + job;
@@ -103,16 +138,23 @@ bool make_plan(const Options& o, const EnvLookup& env, JobPlan* plan, std::strin
         *error = "MPC_MAP=" + map + " is not valid: expected block or cyclic";
         return false;
     }
+    const long ranks = o.ranks ? o.ranks : static_cast<long>(o.ranks_per_node) * p.nodes;
+    if (ranks > (1 << 22)) {
+        *error = "-ppn " + std::to_string(o.ranks_per_node) + " over " + count(p.nodes, "node") +
+                 " is too many ranks";
+        return false;
+    }
+    p.ranks = static_cast<int>(ranks);
     const long node_procs = static_cast<long>(p.nodes) * p.per_node;
-    if (node_procs > o.ranks) {
+    if (node_procs > p.ranks) {
         *error = "more node processes (" + count(p.nodes, "node") + " x -p " +
-                 std::to_string(p.per_node) + ") than ranks (-n " + std::to_string(o.ranks) + ")";
+                 std::to_string(p.per_node) + ") than ranks (-n " + std::to_string(p.ranks) + ")";
         return false;
     }
     p.node_procs = static_cast<int>(node_procs);
     p.map = map;
     p.node_of_rank = runtime::rank_layout(
-        o.ranks, p.node_procs,
+        p.ranks, p.node_procs,
         map == "cyclic" ? runtime::RankMap::kCyclic : runtime::RankMap::kBlock);
     *plan = std::move(p);
     return true;

@@ -19,12 +19,16 @@ enum class LaunchMode { kLocal, kSsh, kSlurm };
 
 struct JobPlan {
     LaunchMode mode = LaunchMode::kLocal;
+    int ranks = 1;  // -n, or -ppn times the nodes
     int nodes = 1;
     int per_node = 1;
     int node_procs = 1;              // nodes * per_node
     std::vector<std::string> hosts;  // ssh: the host of each node
     std::string map = "block";       // block or cyclic (--map, else MPC_MAP)
     std::vector<int> node_of_rank;   // world rank -> node process
+    // Every node process runs on this host (local forks, ssh to this host's
+    // names, a Slurm allocation of this node alone): listeners take loopback.
+    bool one_host = true;
 
     // The ranks of node process n, as "rank 3", "ranks 0-3" or "ranks 0,2,4".
     std::string ranks_of(int node_proc) const;
@@ -33,8 +37,9 @@ struct JobPlan {
 };
 
 // Reads a host file: one host per line; blank lines and '#' comments are
-// skipped, as is anything after the name ("slots=2" of other launchers is
-// refused: say -p). False with *error when unreadable, malformed or empty.
+// skipped; Open MPI's "host slots=N max_slots=M" and hydra's "host:N" are
+// read as the host alone (anything else after the name is refused: say -p). False with *error when
+// unreadable, malformed or empty.
 bool read_hostfile(const std::string& path, std::vector<std::string>* hosts, std::string* error);
 
 // getenv by default; tests pass their own.

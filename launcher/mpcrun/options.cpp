@@ -1,3 +1,4 @@
+// Parsing mpcrun's command line: see options.hpp.
 #include "options.hpp"
 
 #include <algorithm>
@@ -5,6 +6,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <initializer_list>
+
+#include "mpcrun_usage.hpp"  // kUsageText, generated from launcher/doc/pages.py
 
 namespace mpc::launcher {
 namespace {
@@ -19,187 +22,269 @@ bool parse_count(const std::string& text, int* out) {
     return true;
 }
 
+bool parse_seconds(const std::string& v, double* out) {
+    char* end = nullptr;
+    const double t = strtod(v.c_str(), &end);
+    if (v.empty() || *end || !std::isfinite(t) || t <= 0) return false;
+    *out = t;
+    return true;
+}
+
 bool one_of(const std::string& v, std::initializer_list<const char*> words) {
     for (const char* w : words)
         if (v == w) return true;
     return false;
 }
 
-// An option: its spellings, whether it takes a value ("-o V", "-o=V"), and
-// what it does; apply returns an error message, empty on success.
+// "host" or "host:SLOTS" (Open MPI's --host, hydra's -hosts): the slot
+// count says how many processes a host takes, which for node processes of
+// threads means nothing; it is checked and dropped.
+bool strip_slots(std::string* host) {
+    const size_t colon = host->rfind(':');
+    if (colon == std::string::npos || host->find(':') != colon) return true;  // none, or IPv6
+    int slots = 0;
+    if (!parse_count(host->substr(colon + 1), &slots)) return false;
+    host->resize(colon);
+    return !host->empty();
+}
+
+// The part of an Open MPI or hydra policy before its modifiers ("core:PE=2").
+std::string policy_word(const std::string& v) {
+    return v.substr(0, v.find(':'));
+}
+
+// An option: its spellings, how many values it takes ("-o V", "-o=V" for one;
+// "-genv VAR VALUE" for two), and what it does; apply returns an error
+// message, empty on success.
 struct OptionSpec {
-    const char* names[3];  // unused slots are null
-    bool takes_value;
-    std::string (*apply)(Options& o, const std::string& value);
+    const char* names[6];  // unused slots are null
+    int values;
+    std::string (*apply)(Options& o, const std::string& value, const std::string& second);
 };
 
+std::string ok() {
+    return std::string();
+}
+
 const OptionSpec kOptions[] = {
-    {{"-h", "--help"},
-     false,
-     [](Options& o, const std::string&) {
+    {{"-h", "--help", "-help"},
+     0,
+     [](Options& o, const std::string&, const std::string&) {
          o.help = true;
-         return std::string();
+         return ok();
      }},
-    {{"--version"},
-     false,
-     [](Options& o, const std::string&) {
+    {{"--version", "-version", "-V"},
+     0,
+     [](Options& o, const std::string&, const std::string&) {
          o.version = true;
-         return std::string();
+         return ok();
+     }},
+    {{"--info"},
+     0,
+     [](Options& o, const std::string&, const std::string&) {
+         o.info = true;
+         return ok();
      }},
     {{"--stats"},
-     false,
-     [](Options& o, const std::string&) {
+     0,
+     [](Options& o, const std::string&, const std::string&) {
          o.stats = true;
-         return std::string();
+         return ok();
      }},
     {{"--shared-globals"},
-     false,
-     [](Options& o, const std::string&) {
+     0,
+     [](Options& o, const std::string&, const std::string&) {
          o.shared_globals = true;
-         return std::string();
+         return ok();
      }},
-    {{"-n", "-np", "--np"},
-     true,
-     [](Options& o, const std::string& v) {
+    {{"-n", "-np", "--np", "--n"},
+     1,
+     [](Options& o, const std::string& v, const std::string&) {
          return parse_count(v, &o.ranks)
-                    ? std::string()
+                    ? ok()
                     : "invalid number of ranks '" + v + "' (expected an integer >= 1)";
      }},
     {{"-N"},
-     true,
-     [](Options& o, const std::string& v) {
+     1,
+     [](Options& o, const std::string& v, const std::string&) {
          return parse_count(v, &o.nodes)
-                    ? std::string()
+                    ? ok()
                     : "invalid number of nodes '" + v + "' (expected an integer >= 1)";
      }},
     {{"-p"},
-     true,
-     [](Options& o, const std::string& v) {
-         return parse_count(v, &o.per_node) ? std::string()
+     1,
+     [](Options& o, const std::string& v, const std::string&) {
+         return parse_count(v, &o.per_node) ? ok()
                                             : "invalid number of node processes per node '" + v +
                                                   "' (expected an integer >= 1)";
      }},
-    {{"--hosts", "-H", "--host"},
-     true,
-     [](Options& o, const std::string& v) {
+    {{"-ppn"},
+     1,
+     [](Options& o, const std::string& v, const std::string&) {
+         return parse_count(v, &o.ranks_per_node)
+                    ? ok()
+                    : "invalid number of ranks per node '" + v + "' (expected an integer >= 1)";
+     }},
+    {{"--hosts", "-H", "--host", "-host", "-hosts"},
+     1,
+     [](Options& o, const std::string& v, const std::string&) {
          size_t pos = 0;
          while (pos <= v.size()) {
              size_t end = std::min(v.find(',', pos), v.size());
              std::string host = v.substr(pos, end - pos);
-             if (host.empty() || host.find_first_of(" \t'\"") != std::string::npos)
-                 return "invalid host list '" + v + "' (expected names separated by commas)";
+             if (host.empty() || host.find_first_of(" \t'\"") != std::string::npos ||
+                 !strip_slots(&host))
+                 return "invalid host list '" + v +
+                        "' (expected names, or name:slots, separated by commas)";
              o.hosts.push_back(host);
              pos = end + 1;
          }
-         return std::string();
+         return ok();
      }},
-    {{"--hostfile", "--machinefile"},
-     true,
-     [](Options& o, const std::string& v) {
+    {{"--hostfile", "--machinefile", "-hostfile", "-machinefile", "-f"},
+     1,
+     [](Options& o, const std::string& v, const std::string&) {
          if (v.empty()) return std::string("invalid host file '' (expected a file name)");
          o.hostfile = v;
-         return std::string();
+         return ok();
      }},
     {{"--bind"},
-     true,
-     [](Options& o, const std::string& v) {
+     1,
+     [](Options& o, const std::string& v, const std::string&) {
          if (!one_of(v, {"core", "none"}))
              return "invalid binding '" + v + "' (expected core or none)";
          o.bind = v;
-         return std::string();
+         return ok();
+     }},
+    // Open MPI's and hydra's binding units: a core (or a hardware thread of
+    // one) is ours; a wider unit leaves the virtual processors unbound.
+    {{"--bind-to", "-bind-to"},
+     1,
+     [](Options& o, const std::string& v, const std::string&) {
+         const std::string unit = policy_word(v);
+         if (one_of(unit, {"core", "hwthread", "cpu"}))
+             o.bind = "core";
+         else if (one_of(unit, {"none", "socket", "numa", "package", "board", "l1cache", "l2cache",
+                                "l3cache"}))
+             o.bind = "none";
+         else
+             return "invalid binding '" + v +
+                    "' (expected none, core, hwthread, socket, numa, package or l3cache)";
+         return ok();
      }},
     {{"--map"},
-     true,
-     [](Options& o, const std::string& v) {
+     1,
+     [](Options& o, const std::string& v, const std::string&) {
          if (!one_of(v, {"block", "cyclic"}))
              return "invalid rank mapping '" + v + "' (expected block or cyclic)";
          o.map = v;
-         return std::string();
+         return ok();
+     }},
+    // Open MPI's mapping policies: consecutive ranks fill a node first
+    // (slot, core, ...: our block) or go round the nodes (node: cyclic).
+    {{"--map-by", "-map-by"},
+     1,
+     [](Options& o, const std::string& v, const std::string&) {
+         const std::string policy = policy_word(v);
+         if (policy == "node")
+             o.map = "cyclic";
+         else if (one_of(policy, {"slot", "core", "hwthread", "socket", "numa", "package", "board",
+                                  "l1cache", "l2cache", "l3cache"}))
+             o.map = "block";
+         else
+             return "invalid mapping policy '" + v + "' (expected slot, core, socket or node)";
+         return ok();
      }},
     {{"-c"},
-     true,
-     [](Options& o, const std::string& v) {
+     1,
+     [](Options& o, const std::string& v, const std::string&) {
          return parse_count(v, &o.cores)
-                    ? std::string()
+                    ? ok()
                     : "invalid number of cores '" + v + "' (expected an integer >= 1)";
      }},
     {{"--progress"},
-     true,
-     [](Options& o, const std::string& v) {
+     1,
+     [](Options& o, const std::string& v, const std::string&) {
          // thread-poll and thread-block name the progress thread's way of
          // waiting too, so a benchmark matrix is one option per run.
          if (one_of(v, {"thread-poll", "thread-block"})) {
              o.progress = "thread";
              o.progress_thread = v.substr(7);
-             return std::string();
+             return ok();
          }
          if (!one_of(v, {"wait", "collaborative", "thread"}))
              return "invalid progress mode '" + v +
                     "' (expected wait, collaborative, thread, thread-poll or thread-block)";
          o.progress = v;
          o.progress_thread.clear();
-         return std::string();
+         return ok();
      }},
     {{"--net"},
-     true,
-     [](Options& o, const std::string& v) {
+     1,
+     [](Options& o, const std::string& v, const std::string&) {
          if (!one_of(v, {"auto", "tcp", "ofi", "verbs"}))
              return "invalid network '" + v + "' (expected auto, tcp, ofi or verbs)";
          o.net = v;
-         return std::string();
+         return ok();
      }},
-    {{"--timeout"},
-     true,
-     [](Options& o, const std::string& v) {
-         char* end = nullptr;
-         double t = strtod(v.c_str(), &end);
-         if (v.empty() || *end || !std::isfinite(t) || t <= 0)
-             return "invalid timeout '" + v + "' (expected seconds > 0)";
-         o.timeout = t;
-         return std::string();
+    {{"--timeout", "-timeout"},
+     1,
+     [](Options& o, const std::string& v, const std::string&) {
+         return parse_seconds(v, &o.timeout) ? ok()
+                                             : "invalid timeout '" + v + "' (expected seconds > 0)";
      }},
     {{"-x"},
-     true,
-     [](Options& o, const std::string& v) {
+     1,
+     [](Options& o, const std::string& v, const std::string&) {
          if (v.empty() || v[0] == '=')
              return "invalid -x argument '" + v + "' (expected VAR or VAR=VALUE)";
          o.env.push_back(v);
-         return std::string();
+         return ok();
+     }},
+    {{"-genv", "-env"},
+     2,
+     [](Options& o, const std::string& name, const std::string& value) {
+         if (name.empty() || name.find('=') != std::string::npos)
+             return "invalid variable name '" + name + "' for -genv (expected -genv VAR VALUE)";
+         o.env.push_back(name + "=" + value);
+         return ok();
+     }},
+    {{"-genvall"},
+     0,
+     [](Options& o, const std::string&, const std::string&) {
+         o.env_all = true;
+         return ok();
+     }},
+    // Open MPI refuses more processes than slots without it; threads have no
+    // such limit, so there is nothing to allow.
+    {{"--oversubscribe", "-oversubscribe"},
+     0,
+     [](Options&, const std::string&, const std::string&) { return ok(); }},
+    {{"--tag-output", "-tag-output"},
+     0,
+     [](Options& o, const std::string&, const std::string&) {
+         o.label = OutputLabel::kTag;
+         return ok();
+     }},
+    {{"-prepend-rank", "-l"},
+     0,
+     [](Options& o, const std::string&, const std::string&) {
+         o.label = OutputLabel::kRank;
+         return ok();
+     }},
+    {{"--output-filename", "-output-filename"},
+     1,
+     [](Options& o, const std::string& v, const std::string&) {
+         if (v.empty()) return std::string("invalid output directory '' (expected a path)");
+         o.output_dir = v;
+         return ok();
      }},
 };
 
 }  // namespace
 
 const char* usage() {
-    return "usage: mpcrun -n RANKS [-N NODES] [-p PER_NODE] [-c CORES]\n"
-           "              [--hosts H1,H2,... | --hostfile FILE]\n"
-           "              [--bind core|none] [--map block|cyclic]\n"
-           "              [--progress=wait|collaborative|thread|thread-poll|thread-block]\n"
-           "              [--net=auto|tcp|ofi|verbs] [--stats] [--shared-globals]\n"
-           "              [--timeout SECONDS] [-x VAR[=VALUE]]\n"
-           "              program [args...]\n"
-           "  -n, -np N, -n=N   number of MPI ranks (required, >= 1)\n"
-           "  -N K              nodes (default: 1 on this host alone; every host given, or\n"
-           "                    every node of the Slurm allocation); -N K takes the first K\n"
-           "  -p K              node processes per node (default 1)\n"
-           "  -c K              cores (virtual processors) per node process\n"
-           "  --hosts H1,H2     start node processes on these hosts through ssh ($MPC_SSH,\n"
-           "                    default ssh); a host named twice counts as two nodes\n"
-           "  --hostfile FILE   the same, one host per line (# comments)\n"
-           "  --bind core|none  bind virtual processors to cores (default core)\n"
-           "  --map block|cyclic  ranks over node processes: contiguous blocks (default)\n"
-           "                    or dealt out one by one\n"
-           "  --progress=MODE   who progresses communication (default collaborative);\n"
-           "                    thread-poll / thread-block: thread, with the progress thread\n"
-           "                    polling or blocking (MPC_PROGRESS_THREAD=poll|block)\n"
-           "  --net=NET         network driver between node processes (default auto)\n"
-           "  --stats           print per-rank and per-function statistics at the end\n"
-           "  --shared-globals  load the program once for all ranks of a node process\n"
-           "                    (globals shared, as in plain threads; MPC_SHARED_GLOBALS=1)\n"
-           "  --timeout S       end the job after S seconds (exit status 124); the node\n"
-           "                    processes first print what each rank waits for\n"
-           "  -x VAR[=VALUE]    pass an environment variable to the ranks\n"
-           "  -h, --help        this text\n";
+    return kUsageText;
 }
 
 bool parse_options(int argc, const char* const* argv, Options* out, std::string* error) {
@@ -213,7 +298,7 @@ bool parse_options(int argc, const char* const* argv, Options* out, std::string*
             break;
         }
         const OptionSpec* spec = nullptr;
-        std::string name, value;
+        std::string name, value, second;
         bool inline_value = false;
         for (const OptionSpec& s : kOptions) {
             for (const char* n : s.names) {
@@ -231,23 +316,27 @@ bool parse_options(int argc, const char* const* argv, Options* out, std::string*
             *error = "unknown option '" + arg + "'";
             return false;
         }
-        if (!spec->takes_value && inline_value) {
-            *error = "option " + name + " takes no value";
+        if (spec->values != 1 && inline_value) {
+            *error = spec->values == 0
+                         ? "option " + name + " takes no value"
+                         : "option " + name + " takes two values: " + name + " VAR VALUE";
             return false;
         }
-        if (spec->takes_value && !inline_value) {
-            if (i + 1 >= argc) {
-                *error = "option " + name + " needs a value";
+        if (spec->values >= 1 && !inline_value) {
+            if (i + spec->values >= argc) {
+                *error =
+                    "option " + name + (spec->values == 1 ? " needs a value" : " needs two values");
                 return false;
             }
             value = argv[++i];
+            if (spec->values == 2) second = argv[++i];
         }
-        std::string problem = spec->apply(o, value);
+        std::string problem = spec->apply(o, value, second);
         if (!problem.empty()) {
             *error = problem;
             return false;
         }
-        if (o.help || o.version) {
+        if (o.help || o.version || o.info) {
             *out = o;
             return true;
         }
@@ -257,7 +346,7 @@ bool parse_options(int argc, const char* const* argv, Options* out, std::string*
         *error = "no program to run";
         return false;
     }
-    if (o.ranks == 0) {
+    if (o.ranks == 0 && o.ranks_per_node == 0) {
         *error = "the number of ranks is missing (-n N)";
         return false;
     }
@@ -267,7 +356,7 @@ bool parse_options(int argc, const char* const* argv, Options* out, std::string*
     }
     // With hosts or Slurm the node count is known later (JobPlan checks again).
     const long node_procs = static_cast<long>(std::max(o.nodes, 1)) * o.per_node;
-    if (node_procs > o.ranks) {
+    if (o.ranks > 0 && node_procs > o.ranks) {
         *error = "more node processes (" +
                  (o.per_node > 1 ? std::to_string(std::max(o.nodes, 1)) + " nodes x -p " +
                                        std::to_string(o.per_node)
@@ -275,7 +364,22 @@ bool parse_options(int argc, const char* const* argv, Options* out, std::string*
                  ") than ranks (-n " + std::to_string(o.ranks) + ")";
         return false;
     }
+    if (!o.output_dir.empty() && o.label != OutputLabel::kNone) {
+        *error = "--output-filename excludes --tag-output and -prepend-rank";
+        return false;
+    }
     *out = o;
+    return true;
+}
+
+bool apply_environment(const std::function<const char*(const char*)>& env, Options* o,
+                       std::string* error) {
+    const char* t = env("MPIEXEC_TIMEOUT");
+    if (o->timeout > 0 || !t || !*t) return true;  // an option wins over the variable
+    if (!parse_seconds(t, &o->timeout)) {
+        *error = std::string("MPIEXEC_TIMEOUT=") + t + " is not valid (expected seconds > 0)";
+        return false;
+    }
     return true;
 }
 

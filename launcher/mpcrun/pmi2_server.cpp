@@ -6,15 +6,17 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
 namespace mpc::launcher {
 
 using runtime::pmi2::Message;
+namespace auth = runtime::auth;
 
-Pmi2Server::Pmi2Server(int size, std::string jobid)
-    : clients_(static_cast<size_t>(size)), jobid_(std::move(jobid)) {
+Pmi2Server::Pmi2Server(int size, std::string jobid, const auth::Secret& secret)
+    : clients_(static_cast<size_t>(size)), jobid_(std::move(jobid)), secret_(secret) {
     // Every node process stands for one node, so the mapping is one per node.
     attrs_["PMI_process_mapping"] = "(vector,(0," + std::to_string(size) + ",1))";
     attrs_["universeSize"] = std::to_string(size);
@@ -36,7 +38,14 @@ int Pmi2Server::open_channel(int client, std::string* error) {
     Client& c = clients_[static_cast<size_t>(client)];
     c.conn.fd = sv[0];
     c.child_fd = sv[1];
+    start_handshake(c.conn);  // the challenge waits in the socket for the child
     return sv[1];
+}
+
+void Pmi2Server::start_handshake(Connection& c) {
+    c.auth = std::make_unique<auth::Acceptor>(secret_, auth::Purpose::kPmi, auth::kLauncherId);
+    c.out.append(reinterpret_cast<const char*>(c.auth->challenge()), auth::kChallengeBytes);
+    flush(c);
 }
 
 std::vector<std::pair<std::string, std::string>> Pmi2Server::child_environment(int client,
@@ -44,7 +53,8 @@ std::vector<std::pair<std::string, std::string>> Pmi2Server::child_environment(i
     return {{"PMI_FD", std::to_string(child_fd)},
             {"PMI_RANK", std::to_string(client)},
             {"PMI_SIZE", std::to_string(size())},
-            {"PMI_JOBID", jobid_}};
+            {"PMI_JOBID", jobid_},
+            {auth::kSecretVariable, auth::to_hex(secret_.bytes.data(), secret_.bytes.size())}};
 }
 
 void Pmi2Server::close_child_end(int client) {
@@ -82,7 +92,10 @@ void Pmi2Server::poll_once(int timeout_ms) {
         fds.push_back({listen_fd_, POLLIN, 0});
         owner.push_back(-1);
     }
-    if (poll(fds.data(), fds.size(), timeout_ms) <= 0) return;
+    if (poll(fds.data(), fds.size(), timeout_ms) <= 0) {
+        expire(Clock::now());
+        return;
+    }
     for (size_t i = 0; i < fds.size(); ++i) {
         if (!fds[i].revents) continue;
         if (owner[i] >= 0)
@@ -92,6 +105,7 @@ void Pmi2Server::poll_once(int timeout_ms) {
         else
             handle_pending(-2 - owner[i], fds[i].revents);
     }
+    expire(Clock::now());
 }
 
 void Pmi2Server::client_exited(int client, bool job_ending) {
@@ -110,23 +124,56 @@ std::vector<Pmi2Server::Event> Pmi2Server::take_events() {
     return out;
 }
 
-bool Pmi2Server::read_into(Connection& c) {
+Pmi2Server::Read Pmi2Server::read_into(Connection& c, int expected, std::string* why) {
     char buf[16384];
     while (c.fd >= 0) {
         ssize_t n = read(c.fd, buf, sizeof(buf));
         if (n < 0 && errno == EINTR) continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
-        if (n <= 0) return false;  // end of stream, or the peer vanished
-        c.decoder.feed(buf, static_cast<size_t>(n));
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return Read::kOpen;
+        if (n <= 0) return Read::kClosed;  // end of stream, or the peer vanished
+        size_t used = 0;
+        if (c.auth) {
+            // Nothing reaches the decoder before the proof is good.
+            used = std::min(static_cast<size_t>(n), auth::kProofBytes - c.proof.size());
+            c.proof.append(buf, used);
+            const auto* proof = reinterpret_cast<const uint8_t*>(c.proof.data());
+            if (!auth::proof_prefix_plausible(proof, c.proof.size())) {
+                *why = auth::verdict_text(auth::Verdict::kMalformed);
+                return Read::kRefused;
+            }
+            if (c.proof.size() < auth::kProofBytes) continue;
+            uint8_t confirm[auth::kConfirmBytes];
+            int32_t id = -1;
+            const auth::Verdict v = c.auth->check(proof, c.proof.size(), &id, confirm);
+            c.auth.reset();
+            c.proof.clear();
+            if (v != auth::Verdict::kAccepted) {
+                *why = auth::verdict_text(v);
+                return Read::kRefused;
+            }
+            if (expected >= 0 && id != expected) {
+                *why = "its proof named node process " + std::to_string(id);
+                return Read::kRefused;
+            }
+            c.proven = id;
+            c.out.append(reinterpret_cast<const char*>(confirm), sizeof confirm);
+            flush(c);
+        }
+        c.decoder.feed(buf + used, static_cast<size_t>(n) - used);
     }
-    return true;
+    return Read::kOpen;
 }
 
 void Pmi2Server::read_from(int client) {
     Client& c = clients_[static_cast<size_t>(client)];
-    const bool open = read_into(c.conn);
+    std::string why;
+    const Read r = read_into(c.conn, client, &why);
+    if (r == Read::kRefused) {
+        protocol_error(client, "its PMI connection did not prove the job's secret: " + why);
+        return;
+    }
     process_decoded(client);  // what came before the end of stream counts
-    if (open || c.conn.fd < 0) return;
+    if (r == Read::kOpen || c.conn.fd < 0) return;
     close_channel(client);
     if (c.tcp && !c.finalized && !c.gone) {
         // Over TCP this may be the only sign of a node process's death.
@@ -175,6 +222,7 @@ void Pmi2Server::close_channel(int client) {
     if (c.fd >= 0) close(c.fd);
     c.fd = -1;
     c.out.clear();
+    c.auth.reset();
 }
 
 const std::map<std::string, Pmi2Server::Handler>& Pmi2Server::handlers() {

@@ -108,6 +108,16 @@ class DetachedAddress(Buffer):
         return f"&{p.name}_c"
 
 
+class AddressOut(Kind):
+    """A void* through which C stores an address (MPI_ALLOC_MEM's BASEPTR):
+    INTEGER(KIND=MPI_ADDRESS_KIND) in Fortran, as wide as the pointer."""
+    def params(self, p, fn):
+        return [f"MPI_Aint* {p.name}"]
+
+    def fortran(self, p):
+        return [f"INTEGER(KIND=MPI_ADDRESS_KIND) :: {p.name}"]
+
+
 class Status(Kind):
     """INTEGER STATUS(MPI_STATUS_SIZE): copied to and from a C MPI_Status."""
     def params(self, p, fn):
@@ -317,6 +327,83 @@ class KeyvalState(AttrIn):
         return f"f::keyval_state({copy.name}, {delete.name}, *{p.name})"
 
 
+class AttrInInt(Kind):
+    """An MPI-1 attribute value (MPI_ATTR_PUT): a default INTEGER in Fortran,
+    stored sign-extended as a void* (MPI 3.1 section 17.2.7)."""
+    def params(self, p, fn):
+        return [f"const MPI_Fint* {p.name}"]
+
+    def arg(self, p, fn):
+        return f"f::attribute_from_int(*{p.name})"
+
+    def fortran(self, p):
+        return [f"INTEGER :: {p.name}"]
+
+
+class AttrOutInt(AttrInInt):
+    """An MPI-1 attribute value read back (MPI_ATTR_GET): the low bits of the
+    stored value as a default INTEGER, the value itself for the predefined
+    attributes."""
+    def __init__(self, keyval):
+        self.keyval = keyval
+
+    def params(self, p, fn):
+        return [f"MPI_Fint* {p.name}"]
+
+    def pre(self, p, fn):
+        return [f"void* {p.name}_c = nullptr;"]
+
+    def arg(self, p, fn):
+        return f"&{p.name}_c"
+
+    def post(self, p, fn):
+        flag = fn.param_of_kind(Logical)
+        return [f"if (rc == MPI_SUCCESS && {flag.name}_c) "
+                f"*{p.name} = f::fortran_attribute_int(*{self.keyval}, {p.name}_c);"]
+
+
+class AttrCallbackInt(AttrCallback):
+    """A copy or delete callback of an MPI-1 keyval (MPI_KEYVAL_CREATE): its
+    attribute values and extra state are default INTEGERs."""
+    def params(self, p, fn):
+        return [f"f::Fortran{self.what.capitalize()}AttrFnInt {p.name}"]
+
+    def arg(self, p, fn):
+        return f"f::{self.what}_attr_trampoline_int"
+
+
+class KeyvalStateInt(AttrInInt):
+    """The extra state of an MPI-1 keyval created from Fortran (a default INTEGER)."""
+    def arg(self, p, fn):
+        copy, delete = (q for q in fn.params if isinstance(fn.kind(q), AttrCallback))
+        return f"f::keyval_state_int({copy.name}, {delete.name}, *{p.name})"
+
+
+class GrequestCallback(Kind):
+    """A callback of a generalized request (query, free or cancel): called
+    through a C trampoline that finds the Fortran one in the request's extra
+    state."""
+    def __init__(self, what):
+        self.what = what
+
+    def params(self, p, fn):
+        return [f"f::FortranGrequest{self.what.capitalize()}Fn {p.name}"]
+
+    def arg(self, p, fn):
+        return f"f::grequest_{self.what}_trampoline"
+
+    def fortran(self, p):
+        return [f"EXTERNAL :: {p.name}"]
+
+
+class GrequestState(AttrIn):
+    """The extra state of a generalized request started from Fortran: carries
+    its three Fortran callbacks and the user's extra state to the trampolines."""
+    def arg(self, p, fn):
+        q, f, c = (x for x in fn.params if isinstance(fn.kind(x), GrequestCallback))
+        return f"f::grequest_state({q.name}, {f.name}, {c.name}, *{p.name})"
+
+
 class Sentinel(Kind):
     """An integer array that may be a Fortran sentinel (f::<mapper> maps it)."""
     def __init__(self, mapper):
@@ -324,3 +411,29 @@ class Sentinel(Kind):
 
     def arg(self, p, fn):
         return f"f::{self.mapper}({p.name})"
+
+
+class DatarepCallback(Kind):
+    """A conversion or extent function of MPI_REGISTER_DATAREP: C calls a
+    trampoline that finds the Fortran function in the datarep's extra state;
+    MPI_CONVERSION_FN_NULL stays null."""
+    def __init__(self, what):
+        self.what = what  # "conversion" or "extent"
+
+    def params(self, p, fn):
+        return [f"f::FortranDatarep{self.what.capitalize()}Fn {p.name}"]
+
+    def arg(self, p, fn):
+        return f"f::datarep_trampoline_{p.name}({p.name})"
+
+    def fortran(self, p):
+        return [f"EXTERNAL :: {p.name}"]
+
+
+class DatarepState(AttrIn):
+    """The extra state of a datarep registered from Fortran: carries the
+    Fortran functions and the user's extra state to the trampolines."""
+    def arg(self, p, fn):
+        read, write, extent = (q for q in fn.params
+                               if isinstance(fn.kind(q), DatarepCallback))
+        return f"f::datarep_state({read.name}, {write.name}, {extent.name}, *{p.name})"

@@ -12,19 +12,22 @@ import re
 import sys
 from dataclasses import dataclass, field
 
-from fortran_kinds import (FORTRAN_TYPES, AttrCallback, AttrIn, AttrOut, Buffer,
-                           DetachedAddress, Drop, FortranIndex, FortranIndices, KeyvalState,
-                           Logical, Pointer, SameAbiCallback, Sentinel, Status, Statuses,
-                           StringIn, StringOut, Value, fail)
+from fortran_kinds import (FORTRAN_TYPES, AddressOut, AttrCallback, AttrCallbackInt, AttrIn,
+                           AttrInInt, AttrOut, AttrOutInt, Buffer, DatarepCallback, DatarepState,
+                           DetachedAddress, Drop, FortranIndex, FortranIndices, GrequestCallback,
+                           GrequestState, KeyvalState, KeyvalStateInt, Logical, Pointer,
+                           SameAbiCallback, Sentinel, Status, Statuses, StringIn, StringOut, Value,
+                           fail)
 
 # void* parameters that are choice buffers (any other void* needs an annotation:
 # in MPI it can also be an attribute value or a void** in disguise).
 BUFFER_NAMES = {"buf", "sendbuf", "recvbuf", "buffer", "inbuf", "outbuf", "inoutbuf",
-                "location"}
+                "location", "base", "origin_addr", "result_addr", "compare_addr"}
 
 # Functions without a Fortran binding: MPI defines the handle and status
-# conversion functions for C only.
-C_ONLY = re.compile(r"^(\w+_f2c|\w+_c2f)$")
+# conversion functions, and the tools information interface (MPI_T_*, MPI 3.1
+# section 14.3), for C only.
+C_ONLY = re.compile(r"^(\w+_f2c|\w+_c2f|T_\w+)$")
 # Subroutines without the IERROR argument (MPI 3.1 section 14.2.4).
 NO_IERROR = {"Pcontrol"}
 
@@ -67,10 +70,21 @@ def parse_params(fn, args):
 CALLBACK_KINDS = {
     "MPI_User_function": SameAbiCallback(),
     "MPI_Comm_errhandler_function": SameAbiCallback(),
+    "MPI_File_errhandler_function": SameAbiCallback(),
+    "MPI_Datarep_conversion_function": DatarepCallback("conversion"),
+    "MPI_Datarep_extent_function": DatarepCallback("extent"),
     "MPI_Comm_copy_attr_function": AttrCallback("copy"),
     "MPI_Type_copy_attr_function": AttrCallback("copy"),
     "MPI_Comm_delete_attr_function": AttrCallback("delete"),
     "MPI_Type_delete_attr_function": AttrCallback("delete"),
+    "MPI_Grequest_query_function": GrequestCallback("query"),
+    "MPI_Grequest_free_function": GrequestCallback("free"),
+    "MPI_Grequest_cancel_function": GrequestCallback("cancel"),
+    "MPI_Copy_function": AttrCallbackInt("copy"),
+    "MPI_Delete_function": AttrCallbackInt("delete"),
+    "MPI_Win_errhandler_function": SameAbiCallback(),
+    "MPI_Win_copy_attr_function": AttrCallback("copy"),
+    "MPI_Win_delete_attr_function": AttrCallback("delete"),
 }
 
 # ---- Annotations: "Function.param", or "*.param" for every function -------------
@@ -88,6 +102,8 @@ ANNOTATIONS = {
     "Type_get_name.type_name": StringOut("MPI_MAX_OBJECT_NAME"),
     "Info_get.value": StringOut("f::capacity_for(*valuelen)"),
     "Info_get_nthkey.key": StringOut("MPI_MAX_INFO_KEY"),
+    "File_get_view.datarep": StringOut("MPI_MAX_DATAREP_STRING"),
+    "Register_datarep.extra_state": DatarepState(),
     "Info_set.key": StringIn(trim_leading=True), "Info_set.value": StringIn(trim_leading=True),
     "Info_get.key": StringIn(trim_leading=True),
     "Info_get_valuelen.key": StringIn(trim_leading=True),
@@ -105,7 +121,17 @@ ANNOTATIONS = {
     "Type_get_attr.attribute_val": AttrOut("type_keyval"),
     "Comm_create_keyval.extra_state": KeyvalState(),
     "Type_create_keyval.extra_state": KeyvalState(),
+    # The MPI-1 forms: default INTEGER values and extra state.
+    "Attr_put.attribute_val": AttrInInt(), "Attr_get.attribute_val": AttrOutInt("keyval"),
+    "Keyval_create.extra_state": KeyvalStateInt(),
+    "Grequest_start.extra_state": GrequestState(),
     "Buffer_detach.buffer_addr": DetachedAddress(),
+    # Windows: attribute values, names, and the addresses of memory MPI
+    # allocates (INTEGER(KIND=MPI_ADDRESS_KIND) BASEPTR, for Cray pointers).
+    "Win_set_attr.attribute_val": AttrIn(), "Win_get_attr.attribute_val": AttrOut("win_keyval"),
+    "Win_create_keyval.extra_state": KeyvalState(),
+    "Win_get_name.win_name": StringOut("MPI_MAX_OBJECT_NAME"),
+    "*.baseptr": AddressOut(),
     # Integer arrays that may be Fortran sentinels.
     "*.weights": Sentinel("weights"), "*.sourceweights": Sentinel("weights"),
     "*.destweights": Sentinel("weights"), "*.array_of_errcodes": Sentinel("errcodes"),

@@ -37,6 +37,7 @@ CXX_TYPES = {
     "float _Complex": "std::complex<float>",
     "double _Complex": "std::complex<double>",
     "long double _Complex": "std::complex<long double>",
+    "__complex128": "std::complex<__float128>",
 }
 
 
@@ -58,6 +59,9 @@ def header(template, version):
                     for i, n in enumerate(spec.OPS))
     errs = "\n".join(define(n, None, v) for n, v, _ in spec.ERROR_CLASSES)
     ints = "\n".join(define(n, None, v) for n, v in spec.INT_CONSTANTS)
+    t_consts = [define(n, None, v) for n, v in getattr(spec, "T_INT_CONSTANTS", [])]
+    t_consts += [f"#define {n} (({t})(intptr_t){v})" for n, t, v in getattr(spec, "T_HANDLES", [])]
+    offsets = "\n".join(f"#define {n} ((MPI_Offset)({v}))" for n, v in spec.OFFSET_CONSTANTS)
     protos = []
     for ret, name, args in functions():
         protos.append(f"{ret} MPI_{name}({args});")
@@ -67,7 +71,9 @@ def header(template, version):
     repl = {
         "@VERSION@": version, "@HANDLE_TYPEDEFS@": typedefs, "@HANDLES@": handles,
         "@DATATYPES@": dtypes, "@OPS@": ops, "@ERROR_CLASSES@": errs,
-        "@INT_CONSTANTS@": ints, "@PROTOTYPES@": "\n".join(protos),
+        "@INT_CONSTANTS@": ints, "@OFFSET_CONSTANTS@": offsets,
+        "@T_CONSTANTS@": "\n".join(t_consts),
+        "@PROTOTYPES@": "\n".join(protos),
     }
     for k, v in repl.items():
         text = text.replace(k, v)

@@ -72,6 +72,10 @@ def constants(sizes, fields, status_bytes):
     return out
 
 
+# Procedures Fortran names that C spells as a null pointer: the library
+# defines them (mpi_api/fortran/support.cpp) and recognises them by address.
+NULL_PROCEDURES = ["MPI_CONVERSION_FN_NULL"]
+
 LOGICAL_CONSTANTS = [("MPI_SUBARRAYS_SUPPORTED", ".FALSE."),
                      ("MPI_ASYNC_PROTECTS_NONBLOCKING", ".FALSE.")]
 
@@ -103,6 +107,9 @@ def mpif_h(consts, fns):
         lines += [fixed(f"INTEGER {name}"), fixed(f"PARAMETER ({name}={value})")]
     for name, value in LOGICAL_CONSTANTS:
         lines += [fixed(f"LOGICAL {name}"), fixed(f"PARAMETER ({name}={value})")]
+    for name, value in spec.OFFSET_CONSTANTS:
+        lines += [fixed(f"INTEGER(KIND=MPI_OFFSET_KIND) {name}"),
+                  fixed(f"PARAMETER ({name}={value})")]
     lines.append("! Sentinels: the library recognises these variables by their address.")
     for name, dims, _ in SENTINELS:
         lines.append(fixed(f"INTEGER {name}{dims}"))
@@ -111,11 +118,17 @@ def mpif_h(consts, fns):
     lines += [fixed("CHARACTER*1 MPI_ARGV_NULL(1)"), fixed(f"COMMON /{ARGV_BLOCK}/ MPI_ARGV_NULL")]
     for _, name in spec.PREDEFINED_CALLBACKS:
         lines.append(fixed(f"EXTERNAL {name}"))
+    for name in NULL_PROCEDURES:
+        lines.append(fixed(f"EXTERNAL {name}"))
     for fn in fns:
         if fn.is_function:
             for prefix in ("MPI", "PMPI"):
                 lines.append(fixed(f"{fm.FORTRAN_TYPES[fn.ret]} {prefix}_{fn.name.upper()}"))
                 lines.append(fixed(f"EXTERNAL {prefix}_{fn.name.upper()}"))
+    # MPI_SIZEOF's generic, as in the module (gfortran takes an interface
+    # block in an included file, in fixed and free form alike).
+    lines.append("! MPI_SIZEOF(X, SIZE, IERROR): X of any intrinsic type and rank.")
+    lines += [fixed(l.strip()) for l in sizeof_interface()]
     return "\n".join(lines) + "\n"
 
 
@@ -140,15 +153,15 @@ def wrap(head, items, indent, parens=True):
 KIND_NAMES = ["MPI_ADDRESS_KIND", "MPI_COUNT_KIND", "MPI_OFFSET_KIND", "MPI_STATUS_SIZE"]
 
 
-def interface(fn):
+def interface(fn, prefix="MPI"):
     decls = []
     for p in fn.params:
         decls += fn.kind(p).fortran(p)
     if fn.has_ierror:
         decls.append("INTEGER :: ierror")
     if fn.is_function:
-        decls.append(f"{fm.FORTRAN_TYPES[fn.ret]} :: MPI_{fn.name}")
-    name = f"MPI_{fn.name}"
+        decls.append(f"{fm.FORTRAN_TYPES[fn.ret]} :: {prefix}_{fn.name}")
+    name = f"{prefix}_{fn.name}"
     what = "function" if fn.is_function else "subroutine"
     body = wrap(f"{what} {name}", fn.fortran_params(), "    ")
     imports = [k for k in KIND_NAMES if any(k in d for d in decls)]
@@ -167,15 +180,76 @@ def mpi_f90(consts, fns):
              f"! {HEADER}", "module mpi", "  implicit none"]
     lines += [f"  integer, parameter :: {n} = {v}" for n, v in consts]
     lines += [f"  logical, parameter :: {n} = {v}" for n, v in LOGICAL_CONSTANTS]
+    lines += [f"  integer(kind=MPI_OFFSET_KIND), parameter :: {n} = {v}"
+              for n, v in spec.OFFSET_CONSTANTS]
     lines += [f"  integer :: {n}{d}" for n, d, _ in SENTINELS]
     lines += wrap(f"common /{SENTINEL_BLOCK}/ ", [n for n, _, _ in SENTINELS], "  ", parens=False)
     lines += ["  character(len=1) :: MPI_ARGV_NULL(1)", f"  common /{ARGV_BLOCK}/ MPI_ARGV_NULL"]
-    lines += wrap("external :: ", [n for _, n in spec.PREDEFINED_CALLBACKS], "  ", parens=False)
+    lines += wrap("external :: ", [n for _, n in spec.PREDEFINED_CALLBACKS] + NULL_PROCEDURES,
+                  "  ", parens=False)
     lines.append("  interface")
     for fn in fns:
         lines += interface(fn)
-    lines += ["  end interface", "end module mpi"]
+    # The profiling names of the functions too (MPI 3.1 section 17.1.5): a
+    # program with IMPLICIT NONE calling PMPI_WTIME needs its type.
+    for fn in fns:
+        if fn.is_function:
+            lines += interface(fn, "PMPI")
+    lines.append("  end interface")
+    lines += sizeof_interface()
+    lines += sync_reg_interface()
+    lines.append("end module mpi")
     return "\n".join(lines) + "\n"
+
+
+# ---- MPI_SIZEOF ---------------------------------------------------------------------
+# MPI_SIZEOF(X, SIZE, IERROR) (MPI 3.1 section 17.1.9): a generic over the
+# intrinsic types, each specific taking X of any rank (assumed rank, so
+# scalars and arrays alike). The size is the type's: the C specifics ignore X
+# (gfortran passes them a descriptor), a CHARACTER's comes from its length.
+# (Fortran type, kind, bytes); the names are MPI_SIZEOF_<TYPE><KIND>.
+SIZEOF_TYPES = ([("INTEGER", k, k) for k in (1, 2, 4, 8, 16)] +
+                [("REAL", k, 16 if k == 10 else k) for k in (4, 8, 10, 16)] +
+                [("COMPLEX", k, 2 * (16 if k == 10 else k)) for k in (4, 8, 10, 16)] +
+                [("LOGICAL", k, k) for k in (1, 2, 4, 8)])
+
+
+def sizeof_interface():
+    lines = ["  interface MPI_SIZEOF"]
+    for t, k, _ in SIZEOF_TYPES:
+        name = f"MPI_SIZEOF_{t}{k}"
+        lines += [f"    subroutine {name}(x, size, ierror)", "      implicit none",
+                  f"      {t}(KIND={k}), dimension(..) :: x", "      integer :: size, ierror",
+                  f"    end subroutine {name}"]
+    lines += ["    subroutine MPI_SIZEOF_CHARACTER(x, size, ierror)", "      implicit none",
+              "      character(len=*), dimension(..) :: x", "      integer :: size, ierror",
+              "    end subroutine MPI_SIZEOF_CHARACTER", "  end interface MPI_SIZEOF"]
+    return lines
+
+
+# MPI_F_SYNC_REG(BUF) (MPI 3.1 section 17.1.8): a call the compiler cannot see
+# into, so that it keeps BUF in memory around nonblocking operations; it does
+# nothing. In the module (any buffer); mpif.h callers need no declaration.
+def sync_reg_interface():
+    return ["  interface", "    subroutine MPI_F_SYNC_REG(buf)", "      implicit none",
+            "      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf", "      TYPE(*), DIMENSION(*) :: buf",
+            "    end subroutine MPI_F_SYNC_REG", "  end interface"]
+
+
+def sizeof_bindings():
+    lines = ["// MPI_SIZEOF's specifics (the mpi module's generic): X is a descriptor",
+             "// gfortran passes for an assumed-rank argument, not looked at."]
+    for t, k, size in SIZEOF_TYPES:
+        lines += [f"void mpi_sizeof_{t.lower()}{k}_(const void*, MPI_Fint* size, MPI_Fint* ierror) {{",
+                  f"    *size = {size};", "    *ierror = MPI_SUCCESS;", "}"]
+    lines += ["void mpi_sizeof_character_(const void*, MPI_Fint* size, MPI_Fint* ierror,",
+              "                           size_t len) {",
+              "    *size = static_cast<MPI_Fint>(len);", "    *ierror = MPI_SUCCESS;", "}", "",
+              "// MPI_F_SYNC_REG: its effect is being an opaque call.",
+              "void pmpi_f_sync_reg_(void*) {}",
+              '__typeof__(pmpi_f_sync_reg_) mpi_f_sync_reg_ __attribute__((weak, '
+              'alias("pmpi_f_sync_reg_")));', ""]
+    return lines
 
 
 # ---- fortran_bindings.cpp ----------------------------------------------------------
@@ -211,7 +285,20 @@ def wrapper(fn):
 
 def callback_adapter(ctype, name):
     """Fortran-callable MPI_COMM_DUP_FN and friends: call the C predefined one."""
-    what = fm.CALLBACK_KINDS[ctype].what
+    kind = fm.CALLBACK_KINDS[ctype]
+    what = kind.what
+    if isinstance(kind, fm.AttrCallbackInt):
+        # MPI_DUP_FN and friends: every argument a default INTEGER.
+        if what == "copy":
+            sig = ("const MPI_Fint* handle, const MPI_Fint* keyval, const MPI_Fint* extra_state, "
+                   "const MPI_Fint* value_in, MPI_Fint* value_out, MPI_Fint* flag, MPI_Fint* ierror")
+            call = (f"f::call_copy_attr_int({name}, handle, keyval, extra_state, value_in, "
+                    "value_out, flag)")
+        else:
+            sig = ("const MPI_Fint* handle, const MPI_Fint* keyval, const MPI_Fint* value, "
+                   "const MPI_Fint* extra_state, MPI_Fint* ierror")
+            call = f"f::call_delete_attr_int({name}, handle, keyval, value, extra_state)"
+        return [f"void {name.lower()}_({sig}) {{", f"    *ierror = {call};", "}", ""]
     if what == "copy":
         sig = ("const MPI_Fint* handle, const MPI_Fint* keyval, const MPI_Aint* extra_state, "
                "const MPI_Aint* value_in, MPI_Aint* value_out, MPI_Fint* flag, MPI_Fint* ierror")
@@ -235,6 +322,7 @@ def bindings_cpp(fns):
     lines.append("// Predefined attribute callbacks, as Fortran passes them to MPI_*_CREATE_KEYVAL.")
     for ctype, name in spec.PREDEFINED_CALLBACKS:
         lines += callback_adapter(ctype, name)
+    lines += sizeof_bindings()
     lines.append('}  // extern "C"')
     return "\n".join(lines) + "\n"
 

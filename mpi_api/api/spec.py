@@ -106,6 +106,11 @@ DATATYPES = [
     ("MPI_2REAL", "struct { float v; float i; }", None, "pair"),
     ("MPI_2DOUBLE_PRECISION", "struct { double v; double i; }", None, "pair"),
     ("MPI_2INTEGER", "struct { int v; int i; }", None, "pair"),
+    # gfortran's REAL(16), COMPLEX(16) and INTEGER(16) (IEEE binary128 and a
+    # 128-bit integer, which GCC has on every target fibermpi runs on).
+    ("MPI_REAL16", "__float128", None, "float"),
+    ("MPI_COMPLEX32", "__complex128", None, "complex"),
+    ("MPI_INTEGER16", "__int128", None, "f_int"),
 ]
 
 OPS = ["MPI_MAX", "MPI_MIN", "MPI_SUM", "MPI_PROD", "MPI_LAND", "MPI_BAND", "MPI_LOR",
@@ -173,6 +178,23 @@ ERROR_CLASSES = [
     ("MPI_ERR_DUP_DATAREP", 55, "Conversion functions could not be registered"),
     ("MPI_ERR_CONVERSION", 56, "An error occurred in a user supplied data conversion function"),
     ("MPI_ERR_IO", 57, "Other I/O error"),
+    # The tools information interface (MPI 3.1 section 14.3.9, Table 14.5).
+    ("MPI_T_ERR_MEMORY", 58, "Out of memory"),
+    ("MPI_T_ERR_NOT_INITIALIZED", 59, "Interface not initialized"),
+    ("MPI_T_ERR_CANNOT_INIT", 60, "Interface not in the state to be initialized"),
+    ("MPI_T_ERR_INVALID_INDEX", 61, "The index is invalid or has been deleted"),
+    ("MPI_T_ERR_INVALID_ITEM", 62, "Item index queried is out of range"),
+    ("MPI_T_ERR_INVALID_HANDLE", 63, "The handle is invalid"),
+    ("MPI_T_ERR_OUT_OF_HANDLES", 64, "No more handles available"),
+    ("MPI_T_ERR_OUT_OF_SESSIONS", 65, "No more sessions available"),
+    ("MPI_T_ERR_INVALID_SESSION", 66, "Session argument is not a valid session"),
+    ("MPI_T_ERR_CVAR_SET_NOT_NOW", 67, "Variable cannot be set at this moment"),
+    ("MPI_T_ERR_CVAR_SET_NEVER", 68, "Variable cannot be set until end of execution"),
+    ("MPI_T_ERR_PVAR_NO_STARTSTOP", 69, "Variable cannot be started or stopped"),
+    ("MPI_T_ERR_PVAR_NO_WRITE", 70, "Variable cannot be written or reset"),
+    ("MPI_T_ERR_PVAR_NO_ATOMIC", 71, "Variable cannot be read and written atomically"),
+    ("MPI_T_ERR_INVALID_NAME", 72, "Name doesn't match"),
+    ("MPI_T_ERR_INVALID", 73, "Invalid use of the interface or bad parameter value(s)"),
 ]
 ERR_LASTCODE = 0x3FFFFFFF  # detailed codes live below; user-added codes above
 
@@ -208,6 +230,56 @@ INT_CONSTANTS = [
     ("MPI_MODE_NOCHECK", 1024), ("MPI_MODE_NOSTORE", 2048), ("MPI_MODE_NOPUT", 4096),
     ("MPI_MODE_NOPRECEDE", 8192), ("MPI_MODE_NOSUCCEED", 16384),
     ("MPI_ERR_LASTCODE", ERR_LASTCODE),
+    # One-sided communication (MPI 3.1 chapter 11).
+    ("MPI_LOCK_EXCLUSIVE", 234), ("MPI_LOCK_SHARED", 235),
+    ("MPI_WIN_FLAVOR_CREATE", 1), ("MPI_WIN_FLAVOR_ALLOCATE", 2),
+    ("MPI_WIN_FLAVOR_DYNAMIC", 3), ("MPI_WIN_FLAVOR_SHARED", 4),
+    ("MPI_WIN_SEPARATE", 1), ("MPI_WIN_UNIFIED", 2),
+    # Predefined window attribute keyvals.
+    ("MPI_WIN_BASE", 0x66000001), ("MPI_WIN_SIZE", 0x66000003),
+    ("MPI_WIN_DISP_UNIT", 0x66000005), ("MPI_WIN_CREATE_FLAVOR", 0x66000007),
+    ("MPI_WIN_MODEL", 0x66000009),
+    # File access modes (MPI_File_open), whence (MPI_File_seek*).
+    ("MPI_MODE_CREATE", 1), ("MPI_MODE_RDONLY", 2), ("MPI_MODE_WRONLY", 4),
+    ("MPI_MODE_RDWR", 8), ("MPI_MODE_DELETE_ON_CLOSE", 16), ("MPI_MODE_UNIQUE_OPEN", 32),
+    ("MPI_MODE_EXCL", 64), ("MPI_MODE_APPEND", 128), ("MPI_MODE_SEQUENTIAL", 256),
+    ("MPI_SEEK_SET", 600), ("MPI_SEEK_CUR", 602), ("MPI_SEEK_END", 604),
+]
+
+# Constants of type MPI_Offset (INTEGER(KIND=MPI_OFFSET_KIND) in Fortran).
+OFFSET_CONSTANTS = [
+    ("MPI_DISPLACEMENT_CURRENT", -54278278),
+]
+
+# The tools information interface (MPI_T, MPI 3.1 section 14.3) is defined for
+# C only: its constants and handles stay out of mpif.h and the mpi module (its
+# error classes, above, are in both like every error class).
+T_INT_CONSTANTS = [
+    ("MPI_T_VERBOSITY_USER_BASIC", 1), ("MPI_T_VERBOSITY_USER_DETAIL", 2),
+    ("MPI_T_VERBOSITY_USER_ALL", 3), ("MPI_T_VERBOSITY_TUNER_BASIC", 4),
+    ("MPI_T_VERBOSITY_TUNER_DETAIL", 5), ("MPI_T_VERBOSITY_TUNER_ALL", 6),
+    ("MPI_T_VERBOSITY_MPIDEV_BASIC", 7), ("MPI_T_VERBOSITY_MPIDEV_DETAIL", 8),
+    ("MPI_T_VERBOSITY_MPIDEV_ALL", 9),
+    ("MPI_T_BIND_NO_OBJECT", 20), ("MPI_T_BIND_MPI_COMM", 21), ("MPI_T_BIND_MPI_DATATYPE", 22),
+    ("MPI_T_BIND_MPI_ERRHANDLER", 23), ("MPI_T_BIND_MPI_FILE", 24), ("MPI_T_BIND_MPI_GROUP", 25),
+    ("MPI_T_BIND_MPI_OP", 26), ("MPI_T_BIND_MPI_REQUEST", 27), ("MPI_T_BIND_MPI_WIN", 28),
+    ("MPI_T_BIND_MPI_MESSAGE", 29), ("MPI_T_BIND_MPI_INFO", 30),
+    ("MPI_T_SCOPE_CONSTANT", 40), ("MPI_T_SCOPE_READONLY", 41), ("MPI_T_SCOPE_LOCAL", 42),
+    ("MPI_T_SCOPE_GROUP", 43), ("MPI_T_SCOPE_GROUP_EQ", 44), ("MPI_T_SCOPE_ALL", 45),
+    ("MPI_T_SCOPE_ALL_EQ", 46),
+    ("MPI_T_PVAR_CLASS_STATE", 60), ("MPI_T_PVAR_CLASS_LEVEL", 61), ("MPI_T_PVAR_CLASS_SIZE", 62),
+    ("MPI_T_PVAR_CLASS_PERCENTAGE", 63), ("MPI_T_PVAR_CLASS_HIGHWATERMARK", 64),
+    ("MPI_T_PVAR_CLASS_LOWWATERMARK", 65), ("MPI_T_PVAR_CLASS_COUNTER", 66),
+    ("MPI_T_PVAR_CLASS_AGGREGATE", 67), ("MPI_T_PVAR_CLASS_TIMER", 68),
+    ("MPI_T_PVAR_CLASS_GENERIC", 69),
+]
+# (name, handle type, value): the null handles, and MPI_T_PVAR_ALL_HANDLES.
+T_HANDLES = [
+    ("MPI_T_ENUM_NULL", "MPI_T_enum", 0),
+    ("MPI_T_CVAR_HANDLE_NULL", "MPI_T_cvar_handle", 0),
+    ("MPI_T_PVAR_HANDLE_NULL", "MPI_T_pvar_handle", 0),
+    ("MPI_T_PVAR_SESSION_NULL", "MPI_T_pvar_session", 0),
+    ("MPI_T_PVAR_ALL_HANDLES", "MPI_T_pvar_handle", -1),
 ]
 
 # Function prototypes, exactly as in the MPI 3.1 C bindings. Each is declared
@@ -294,6 +366,9 @@ int MPI_Request_free(MPI_Request *request);
 int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status);
 int MPI_Cancel(MPI_Request *request);
 int MPI_Test_cancelled(const MPI_Status *status, int *flag);
+# Generalized requests (section 12.2).
+int MPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn, MPI_Grequest_cancel_function *cancel_fn, void *extra_state, MPI_Request *request);
+int MPI_Grequest_complete(MPI_Request request);
 int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count);
 int MPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count);
 int MPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count);
@@ -333,6 +408,9 @@ int MPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_add
 int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses, int max_datatypes, int array_of_integers[], MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[]);
 int MPI_Type_set_name(MPI_Datatype datatype, const char *type_name);
 int MPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype);
+int MPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype);
+int MPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype);
+int MPI_Type_create_f90_integer(int r, MPI_Datatype *newtype);
 int MPI_Get_address(const void *location, MPI_Aint *address);
 MPI_Aint MPI_Aint_add(MPI_Aint base, MPI_Aint disp);
 MPI_Aint MPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2);
@@ -409,6 +487,58 @@ int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen);
 int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info);
 int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used);
 int MPI_Comm_get_parent(MPI_Comm *parent);
+int MPI_Comm_disconnect(MPI_Comm *comm);
+
+# Memory and one-sided communication (MPI 3.1 sections 8.2 and 11)
+int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr);
+int MPI_Free_mem(void *base);
+int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win);
+int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win);
+int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win);
+int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr);
+int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win);
+int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size);
+int MPI_Win_detach(MPI_Win win, const void *base);
+int MPI_Win_free(MPI_Win *win);
+int MPI_Win_get_group(MPI_Win win, MPI_Group *group);
+int MPI_Win_set_info(MPI_Win win, MPI_Info info);
+int MPI_Win_get_info(MPI_Win win, MPI_Info *info_used);
+int MPI_Win_set_name(MPI_Win win, const char *win_name);
+int MPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen);
+int MPI_Win_create_errhandler(MPI_Win_errhandler_function *win_errhandler_fn, MPI_Errhandler *errhandler);
+int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler);
+int MPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler);
+int MPI_Win_call_errhandler(MPI_Win win, int errorcode);
+int MPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn, MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval, void *extra_state);
+int MPI_Win_free_keyval(int *win_keyval);
+int MPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val);
+int MPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag);
+int MPI_Win_delete_attr(MPI_Win win, int win_keyval);
+int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win);
+int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win);
+int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win);
+int MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win);
+int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win);
+int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win);
+int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request);
+int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request);
+int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request);
+int MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request);
+int MPI_Win_fence(int assert, MPI_Win win);
+int MPI_Win_start(MPI_Group group, int assert, MPI_Win win);
+int MPI_Win_complete(MPI_Win win);
+int MPI_Win_post(MPI_Group group, int assert, MPI_Win win);
+int MPI_Win_wait(MPI_Win win);
+int MPI_Win_test(MPI_Win win, int *flag);
+int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win);
+int MPI_Win_lock_all(int assert, MPI_Win win);
+int MPI_Win_unlock(int rank, MPI_Win win);
+int MPI_Win_unlock_all(MPI_Win win);
+int MPI_Win_flush(int rank, MPI_Win win);
+int MPI_Win_flush_all(MPI_Win win);
+int MPI_Win_flush_local(int rank, MPI_Win win);
+int MPI_Win_flush_local_all(MPI_Win win);
+int MPI_Win_sync(MPI_Win win);
 # Info objects
 int MPI_Info_create(MPI_Info *info);
 int MPI_Info_set(MPI_Info info, const char *key, const char *value);
@@ -443,6 +573,12 @@ int MPI_Type_free_keyval(int *type_keyval);
 int MPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val);
 int MPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag);
 int MPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval);
+# Deprecated since MPI-2.0, still in MPI 3.1 (section 15.1): the MPI-1 forms.
+int MPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval, void *extra_state);
+int MPI_Keyval_free(int *keyval);
+int MPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val);
+int MPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag);
+int MPI_Attr_delete(MPI_Comm comm, int keyval);
 # Topologies
 int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm *comm_cart);
 int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]);
@@ -469,6 +605,100 @@ int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sen
 int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
 int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
 int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm);
+# The tools information interface (MPI 3.1 section 14.3; C only)
+int MPI_T_init_thread(int required, int *provided);
+int MPI_T_finalize(void);
+int MPI_T_enum_get_info(MPI_T_enum enumtype, int *num, char *name, int *name_len);
+int MPI_T_enum_get_item(MPI_T_enum enumtype, int index, int *value, char *name, int *name_len);
+int MPI_T_cvar_get_num(int *num_cvar);
+int MPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosity, MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind, int *scope);
+int MPI_T_cvar_get_index(const char *name, int *cvar_index);
+int MPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle *handle, int *count);
+int MPI_T_cvar_handle_free(MPI_T_cvar_handle *handle);
+int MPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf);
+int MPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf);
+int MPI_T_pvar_get_num(int *num_pvar);
+int MPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosity, int *var_class, MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind, int *readonly, int *continuous, int *atomic);
+int MPI_T_pvar_get_index(const char *name, int var_class, int *pvar_index);
+int MPI_T_pvar_session_create(MPI_T_pvar_session *session);
+int MPI_T_pvar_session_free(MPI_T_pvar_session *session);
+int MPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *obj_handle, MPI_T_pvar_handle *handle, int *count);
+int MPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handle);
+int MPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
+int MPI_T_pvar_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
+int MPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf);
+int MPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void *buf);
+int MPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
+int MPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf);
+int MPI_T_category_get_num(int *num_cat);
+int MPI_T_category_get_info(int cat_index, char *name, int *name_len, char *desc, int *desc_len, int *num_cvars, int *num_pvars, int *num_categories);
+int MPI_T_category_get_index(const char *name, int *cat_index);
+int MPI_T_category_get_cvars(int cat_index, int len, int indices[]);
+int MPI_T_category_get_pvars(int cat_index, int len, int indices[]);
+int MPI_T_category_get_categories(int cat_index, int len, int indices[]);
+int MPI_T_category_changed(int *stamp);
+
+# I/O (MPI 3.1 chapter 13)
+int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh);
+int MPI_File_close(MPI_File *fh);
+int MPI_File_delete(const char *filename, MPI_Info info);
+int MPI_File_set_size(MPI_File fh, MPI_Offset size);
+int MPI_File_preallocate(MPI_File fh, MPI_Offset size);
+int MPI_File_get_size(MPI_File fh, MPI_Offset *size);
+int MPI_File_get_group(MPI_File fh, MPI_Group *group);
+int MPI_File_get_amode(MPI_File fh, int *amode);
+int MPI_File_set_info(MPI_File fh, MPI_Info info);
+int MPI_File_get_info(MPI_File fh, MPI_Info *info_used);
+int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char *datarep, MPI_Info info);
+int MPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Datatype *filetype, char *datarep);
+int MPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request);
+int MPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request);
+int MPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request);
+int MPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request);
+int MPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request);
+int MPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request);
+int MPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request);
+int MPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request);
+int MPI_File_seek(MPI_File fh, MPI_Offset offset, int whence);
+int MPI_File_get_position(MPI_File fh, MPI_Offset *offset);
+int MPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp);
+int MPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request);
+int MPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request);
+int MPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence);
+int MPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset);
+int MPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype);
+int MPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status);
+int MPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype);
+int MPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status);
+int MPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype);
+int MPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status);
+int MPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype);
+int MPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status);
+int MPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype);
+int MPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status);
+int MPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype);
+int MPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status);
+int MPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent);
+int MPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn, MPI_Datarep_conversion_function *write_conversion_fn, MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state);
+int MPI_File_set_atomicity(MPI_File fh, int flag);
+int MPI_File_get_atomicity(MPI_File fh, int *flag);
+int MPI_File_sync(MPI_File fh);
+int MPI_File_create_errhandler(MPI_File_errhandler_function *file_errhandler_fn, MPI_Errhandler *errhandler);
+int MPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler);
+int MPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler);
+int MPI_File_call_errhandler(MPI_File fh, int errorcode);
 """
 
 # Predefined attribute callbacks: real functions of the library, declared in
@@ -480,4 +710,11 @@ PREDEFINED_CALLBACKS = [
     ("MPI_Type_copy_attr_function", "MPI_TYPE_NULL_COPY_FN"),
     ("MPI_Type_copy_attr_function", "MPI_TYPE_DUP_FN"),
     ("MPI_Type_delete_attr_function", "MPI_TYPE_NULL_DELETE_FN"),
+    # The MPI-1 forms (deprecated, still in MPI 3.1).
+    ("MPI_Copy_function", "MPI_NULL_COPY_FN"),
+    ("MPI_Copy_function", "MPI_DUP_FN"),
+    ("MPI_Delete_function", "MPI_NULL_DELETE_FN"),
+    ("MPI_Win_copy_attr_function", "MPI_WIN_NULL_COPY_FN"),
+    ("MPI_Win_copy_attr_function", "MPI_WIN_DUP_FN"),
+    ("MPI_Win_delete_attr_function", "MPI_WIN_NULL_DELETE_FN"),
 ]

@@ -55,6 +55,20 @@ int MPI_TYPE_NULL_DELETE_FN(MPI_Datatype, int, void*, void*) {
     return MPI_SUCCESS;
 }
 
+// The MPI-1 forms (deprecated since MPI-2.0, still in MPI 3.1): their C types
+// are those of the communicator callbacks.
+int MPI_NULL_COPY_FN(MPI_Comm comm, int keyval, void* extra, void* in, void* out, int* flag) {
+    return MPI_COMM_NULL_COPY_FN(comm, keyval, extra, in, out, flag);
+}
+
+int MPI_DUP_FN(MPI_Comm comm, int keyval, void* extra, void* in, void* out, int* flag) {
+    return MPI_COMM_DUP_FN(comm, keyval, extra, in, out, flag);
+}
+
+int MPI_NULL_DELETE_FN(MPI_Comm comm, int keyval, void* value, void* extra) {
+    return MPI_COMM_NULL_DELETE_FN(comm, keyval, value, extra);
+}
+
 // ---- Communicators -----------------------------------------------------------
 
 int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function* comm_copy_attr_fn,
@@ -93,6 +107,44 @@ int PMPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval) {
     Comm* c = nullptr;
     if (int e = check_comm(comm, &c)) return raise(nullptr, e);
     return raise(c, comm_attr_delete(c, comm_keyval));
+}
+
+// MPI_Keyval_create and friends: the communicator calls under their MPI-1
+// names (MPI 3.1 section 15.1), with their own names in error messages.
+int PMPI_Keyval_create(MPI_Copy_function* copy_fn, MPI_Delete_function* delete_fn, int* keyval,
+                       void* extra_state) {
+    MPC_ENTER_ACTIVE(Keyval_create);
+    if (int e = check_keyval_out(keyval)) return raise(nullptr, e);
+    return raise(nullptr, comm_keyval_create(copy_fn, delete_fn, extra_state, keyval));
+}
+
+int PMPI_Keyval_free(int* keyval) {
+    MPC_ENTER_ACTIVE(Keyval_free);
+    if (int e = check_keyval_out(keyval)) return raise(nullptr, e);
+    return raise(nullptr, keyval_free(KeyvalKind::Comm, keyval));
+}
+
+int PMPI_Attr_put(MPI_Comm comm, int keyval, void* attribute_val) {
+    MPC_ENTER_ACTIVE(Attr_put);
+    Comm* c = nullptr;
+    if (int e = check_comm(comm, &c)) return raise(nullptr, e);
+    return raise(c, comm_attr_set(c, keyval, attribute_val));
+}
+
+int PMPI_Attr_get(MPI_Comm comm, int keyval, void* attribute_val, int* flag) {
+    MPC_ENTER_ACTIVE(Attr_get);
+    Comm* c = nullptr;
+    if (int e = check_comm(comm, &c)) return raise(nullptr, e);
+    if (!attribute_val || !flag)
+        return raise(c, make_error(MPI_ERR_ARG, "attribute_val or flag is NULL"));
+    return raise(c, comm_attr_get(c, keyval, static_cast<void**>(attribute_val), flag));
+}
+
+int PMPI_Attr_delete(MPI_Comm comm, int keyval) {
+    MPC_ENTER_ACTIVE(Attr_delete);
+    Comm* c = nullptr;
+    if (int e = check_comm(comm, &c)) return raise(nullptr, e);
+    return raise(c, comm_attr_delete(c, keyval));
 }
 
 // ---- Datatypes ---------------------------------------------------------------
@@ -145,3 +197,8 @@ MPC_WEAK(MPI_Type_free_keyval)
 MPC_WEAK(MPI_Type_set_attr)
 MPC_WEAK(MPI_Type_get_attr)
 MPC_WEAK(MPI_Type_delete_attr)
+MPC_WEAK(MPI_Keyval_create)
+MPC_WEAK(MPI_Keyval_free)
+MPC_WEAK(MPI_Attr_put)
+MPC_WEAK(MPI_Attr_get)
+MPC_WEAK(MPI_Attr_delete)

@@ -96,6 +96,9 @@ int gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recv
         return start(
             c, coll::make_inter_gather(sendbuf, sendcount, st, recvbuf, recvcount, rt, root, c),
             run);
+    if (shm_takes(c, run))
+        return raise(c, coll::shm::gather(sendbuf, sendcount, st, recvbuf, recvcount, rt, root, c,
+                                          run.request));
     return start(c, coll::make_gather(sendbuf, sendcount, st, recvbuf, recvcount, rt, root, c),
                  run);
 }
@@ -121,6 +124,9 @@ int gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* rec
                      coll::make_inter_gatherv(sendbuf, sendcount, st, recvbuf, recvcounts, displs,
                                               rt, root, c),
                      run);
+    if (shm_takes(c, run))
+        return raise(c, coll::shm::gatherv(sendbuf, sendcount, st, recvbuf, recvcounts, displs, rt,
+                                           root, c, run.request));
     return start(
         c, coll::make_gatherv(sendbuf, sendcount, st, recvbuf, recvcounts, displs, rt, root, c),
         run);
@@ -151,6 +157,9 @@ int scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* rec
         return start(
             c, coll::make_inter_scatter(sendbuf, sendcount, st, recvbuf, recvcount, rt, root, c),
             run);
+    if (shm_takes(c, run))
+        return raise(c, coll::shm::scatter(sendbuf, sendcount, st, recvbuf, recvcount, rt, root, c,
+                                           run.request));
     return start(c, coll::make_scatter(sendbuf, sendcount, st, recvbuf, recvcount, rt, root, c),
                  run);
 }
@@ -173,6 +182,9 @@ int scatterv(const void* sendbuf, const int sendcounts[], const int displs[], MP
                      coll::make_inter_scatterv(sendbuf, sendcounts, displs, st, recvbuf, recvcount,
                                                rt, root, c),
                      run);
+    if (shm_takes(c, run))
+        return raise(c, coll::shm::scatterv(sendbuf, sendcounts, displs, st, recvbuf, recvcount, rt,
+                                            root, c, run.request));
     return start(
         c, coll::make_scatterv(sendbuf, sendcounts, displs, st, recvbuf, recvcount, rt, root, c),
         run);
@@ -192,6 +204,9 @@ int allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* r
     if (inter)
         return start(
             c, coll::make_inter_allgather(sendbuf, sendcount, st, recvbuf, recvcount, rt, c), run);
+    if (shm_takes(c, run))
+        return raise(c, coll::shm::allgather(sendbuf, sendcount, st, recvbuf, recvcount, rt, c,
+                                             run.request));
     return start(c, coll::make_allgather(sendbuf, sendcount, st, recvbuf, recvcount, rt, c), run);
 }
 
@@ -211,6 +226,9 @@ int allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* 
             c,
             coll::make_inter_allgatherv(sendbuf, sendcount, st, recvbuf, recvcounts, displs, rt, c),
             run);
+    if (shm_takes(c, run))
+        return raise(c, coll::shm::allgatherv(sendbuf, sendcount, st, recvbuf, recvcounts, displs,
+                                              rt, c, run.request));
     return start(
         c, coll::make_allgatherv(sendbuf, sendcount, st, recvbuf, recvcounts, displs, rt, c), run);
 }
@@ -226,6 +244,9 @@ int alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* re
     if (inter)
         return start(
             c, coll::make_inter_alltoall(sendbuf, sendcount, st, recvbuf, recvcount, rt, c), run);
+    if (shm_takes(c, run))
+        return raise(
+            c, coll::shm::alltoall(sendbuf, sendcount, st, recvbuf, recvcount, rt, c, run.request));
     return start(c, coll::make_alltoall(sendbuf, sendcount, st, recvbuf, recvcount, rt, c), run);
 }
 
@@ -250,6 +271,9 @@ int alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
                      coll::make_inter_alltoallv(sendbuf, sendcounts, sdispls, st, recvbuf,
                                                 recvcounts, rdispls, rt, c),
                      run);
+    if (shm_takes(c, run))
+        return raise(c, coll::shm::alltoallv(sendbuf, sendcounts, sdispls, st, recvbuf, recvcounts,
+                                             rdispls, rt, c, run.request));
     return start(
         c,
         coll::make_alltoallv(sendbuf, sendcounts, sdispls, st, recvbuf, recvcounts, rdispls, rt, c),
@@ -275,6 +299,9 @@ int alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
                      coll::make_inter_alltoallw(sendbuf, sendcounts, sd.data(), st.data(), recvbuf,
                                                 recvcounts, rd.data(), rt.data(), c),
                      run);
+    if (shm_takes(c, run))
+        return raise(c, coll::shm::alltoallw(sendbuf, sendcounts, sd.data(), st.data(), recvbuf,
+                                             recvcounts, rd.data(), rt.data(), c, run.request));
     return start(c,
                  coll::make_alltoallw(sendbuf, sendcounts, sd.data(), st.data(), recvbuf,
                                       recvcounts, rd.data(), rt.data(), c),

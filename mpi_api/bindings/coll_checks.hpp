@@ -33,6 +33,15 @@ inline int start(Comm* c, coll::SchedulePtr s, const Run& run) {
     return MPI_SUCCESS;
 }
 
+// Whether an intracommunicator's collective runs through the shared address
+// space (collectives/shm.hpp), blocking or not; with a reduction's operation.
+inline bool shm_takes(Comm* c, const Run& run) {
+    return run.blocking ? coll::shm::eligible(c) : coll::shm::eligible_nonblocking(c);
+}
+inline bool shm_takes(Comm* c, const Op* op, const Run& run) {
+    return run.blocking ? coll::shm::eligible(c, op) : coll::shm::eligible_nonblocking(c, op);
+}
+
 // Collectives the standard defines on intracommunicators only (Scan, Exscan,
 // neighborhood collectives).
 inline int check_intra_coll(const Comm* c, const char* what) {

@@ -27,9 +27,11 @@ const char* in_place_rule(const Comm* c) {
 // The data of a reduction: sendbuf when significant (or MPI_IN_PLACE when
 // allowed, the data then being in recvbuf), recvbuf when significant, the
 // type and the op.
-int check_reduction(const Comm* c, const void* sendbuf, bool send_significant, bool in_place_ok,
-                    void* recvbuf, bool recv_significant, int count, MPI_Datatype datatype,
-                    MPI_Op op, Datatype** t, Op** o) {
+[[gnu::always_inline]] inline int check_reduction(const Comm* c, const void* sendbuf,
+                                                  bool send_significant, bool in_place_ok,
+                                                  void* recvbuf, bool recv_significant, int count,
+                                                  MPI_Datatype datatype, MPI_Op op, Datatype** t,
+                                                  Op** o) {
     if (int e = check_count(count)) return e;
     if (int e = check_type(datatype, t)) return e;
     if (!send_significant) {
@@ -71,10 +73,19 @@ int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
     return start(c, coll::make_reduce(sendbuf, recvbuf, count, t, o, root, c), run);
 }
 
+using Builder = coll::SchedulePtr (*)(const void*, void*, int, Datatype*, const Op*, Comm*);
+
+// Scan or Exscan through the shared address space (out of line: the
+// Allreduce path stays as it was).
+[[gnu::noinline]] int shm_scan(Builder build, const void* sendbuf, void* recvbuf, int count,
+                               Datatype* t, const Op* o, Comm* c, const Run& run) {
+    auto shm = build == coll::make_scan ? coll::shm::scan : coll::shm::exscan;
+    return raise(c, shm(sendbuf, recvbuf, count, t, o, c, run.request));
+}
+
 // Allreduce, Scan, Exscan: same arguments. On an intercommunicator, each
 // group receives the reduction of the other group's data (Allreduce); Scan
 // and Exscan are not defined there (MPI 3.1 section 5.11).
-using Builder = coll::SchedulePtr (*)(const void*, void*, int, Datatype*, const Op*, Comm*);
 int all_ranks_reduction(Builder build, const void* sendbuf, void* recvbuf, int count,
                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, Run run) {
     Comm* c;
@@ -94,6 +105,8 @@ int all_ranks_reduction(Builder build, const void* sendbuf, void* recvbuf, int c
         *run.request = coll::shm::iallreduce(sendbuf, recvbuf, count, t, o, c);
         return MPI_SUCCESS;
     }
+    if (build != coll::make_allreduce && shm_takes(c, o, run))
+        return shm_scan(build, sendbuf, recvbuf, count, t, o, c, run);
     return start(c, build(sendbuf, recvbuf, count, t, o, c), run);
 }
 
@@ -130,6 +143,9 @@ int reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
     if (inter)
         return start(c, coll::make_inter_reduce_scatter(sendbuf, recvbuf, recvcounts, t, o, c),
                      run);
+    if (shm_takes(c, o, run))
+        return raise(c,
+                     coll::shm::reduce_scatter(sendbuf, recvbuf, recvcounts, t, o, c, run.request));
     return start(c, coll::make_reduce_scatter(sendbuf, recvbuf, recvcounts, t, o, c), run);
 }
 
@@ -158,6 +174,9 @@ int reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_
     if (inter)
         return start(c, coll::make_inter_reduce_scatter_block(sendbuf, recvbuf, recvcount, t, o, c),
                      run);
+    if (shm_takes(c, o, run))
+        return raise(
+            c, coll::shm::reduce_scatter_block(sendbuf, recvbuf, recvcount, t, o, c, run.request));
     return start(c, coll::make_reduce_scatter_block(sendbuf, recvbuf, recvcount, t, o, c), run);
 }
 

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "mpi_api/comm_ops.hpp"
+#include "mpi_api/progress.hpp"
 #include "mpi_api/rank.hpp"
 #include "mpi_api/request.hpp"
 #include "object_checks.hpp"
@@ -20,6 +21,27 @@ int check_subgroup(const Comm* c, const GroupData& g) {
                               "rank %d of the group (world rank %d) is not in the communicator", r,
                               g.world_rank(r));
     return MPI_SUCCESS;
+}
+
+// The info hints a communicator keeps: MPI_Comm_get_info returns "the hints
+// actually used by the system" (MPI 3.1 section 6.4.4), so a key nobody
+// defined is dropped, not echoed. The assertions MPI 4.0 defines for
+// communicators are the keys kept (a program may rely on none of them:
+// ignoring one changes nothing), with the values "true" or "false".
+bool is_comm_hint(const std::string& key, const std::string& value) {
+    static const char* const kKeys[] = {"mpi_assert_no_any_tag", "mpi_assert_no_any_source",
+                                        "mpi_assert_exact_length",
+                                        "mpi_assert_allow_overtaking"};
+    if (value != "true" && value != "false") return false;
+    for (const char* k : kKeys)
+        if (key == k) return true;
+    return false;
+}
+
+void keep_hints(Comm* c, const Info* i) {
+    if (!i) return;
+    for (const auto& [k, v] : i->entries)
+        if (is_comm_hint(k, v)) c->hints[k] = v;
 }
 
 MPI_Comm handle_of(const Comm* c) {
@@ -90,8 +112,7 @@ int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
     MPC_TRY(c, check_info_arg(info, &i));
     MPC_TRY(c, comm_dup(c, &n));
     n->hints.clear();
-    if (i)
-        for (const auto& [k, v] : i->entries) n->hints[k] = v;
+    keep_hints(n, i);
     *newcomm = handle_of(n);
     return MPI_SUCCESS;
 }
@@ -166,6 +187,43 @@ int PMPI_Comm_free(MPI_Comm* comm) {
     if (int e = check_comm(*comm, &c)) return raise(nullptr, e);
     if (c->predefined)
         return raise(c, make_error(MPI_ERR_COMM, "%s cannot be freed", c->name.c_str()));
+    MPC_TRY(c, comm_free(c));
+    *comm = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+}
+
+// MPI_Comm_disconnect (MPI 3.1 section 10.5.4), on any communicator: the
+// caller's operations still pending on it complete first (nonblocking ones,
+// freed ones included), then every member has arrived (a barrier: theirs
+// completed too), then the communicator is freed.
+namespace {
+bool pending_on(const Comm* c, RankState* me) {
+    struct Look {
+        const Comm* c;
+        RankState* me;
+        bool found;
+    } look{c, me, false};
+    request_for_each_live(
+        [](Request* r, void* p) {
+            auto* l = static_cast<Look*>(p);
+            if (r->comm == l->c && r->rank == l->me && !(r->persistent && !r->active) &&
+                !r->is_complete())
+                l->found = true;
+        },
+        &look);
+    return look.found;
+}
+}  // namespace
+
+int PMPI_Comm_disconnect(MPI_Comm* comm) {
+    MPC_ENTER_ACTIVE(Comm_disconnect);
+    Comm* c = nullptr;
+    if (!comm) return raise(nullptr, make_error(MPI_ERR_ARG, "comm is NULL"));
+    if (int e = check_comm(*comm, &c)) return raise(nullptr, e);
+    if (c->predefined)
+        return raise(c, make_error(MPI_ERR_COMM, "%s cannot be disconnected", c->name.c_str()));
+    while (pending_on(c, me)) progress_for_test();
+    if (int e = PMPI_Barrier(*comm)) return e;  // raised by the barrier
     MPC_TRY(c, comm_free(c));
     *comm = MPI_COMM_NULL;
     return MPI_SUCCESS;
@@ -288,8 +346,7 @@ int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info) {
     Info* i = nullptr;
     if (int e = check_comm(comm, &c)) return raise(nullptr, e);
     MPC_TRY(c, check_info_arg(info, &i));
-    if (i)
-        for (const auto& [k, v] : i->entries) c->hints[k] = v;
+    keep_hints(c, i);
     return MPI_SUCCESS;
 }
 
@@ -333,3 +390,4 @@ MPC_WEAK(MPI_Comm_get_name)
 MPC_WEAK(MPI_Comm_set_info)
 MPC_WEAK(MPI_Comm_get_info)
 MPC_WEAK(MPI_Comm_get_parent)
+MPC_WEAK(MPI_Comm_disconnect)

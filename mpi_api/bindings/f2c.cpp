@@ -39,6 +39,18 @@ int PMPI_Status_c2f(const MPI_Status* c_status, MPI_Fint* f_status) {
     return MPI_SUCCESS;
 }
 
+// MPI_F_STATUS_IGNORE and MPI_F_STATUSES_IGNORE come from the Fortran
+// bindings (mpi_api/fortran) when they are built; without them, no Fortran
+// status exists to compare with, and these stand in.
+__attribute__((weak)) MPI_Fint* MPI_F_status_ignore_(void) {
+    static MPI_Fint none[sizeof(MPI_Status) / sizeof(MPI_Fint)];
+    return none;
+}
+__attribute__((weak)) MPI_Fint* MPI_F_statuses_ignore_(void) {
+    static MPI_Fint none[sizeof(MPI_Status) / sizeof(MPI_Fint)];
+    return none;
+}
+
 }  // extern "C"
 
 #define MPC_WEAK_CONVERSIONS(Kind) MPC_WEAK(MPI_##Kind##_f2c) MPC_WEAK(MPI_##Kind##_c2f)

@@ -1,23 +1,22 @@
 // Environment: initialisation, finalisation, version, timers, rank and size.
+#include <cstring>
 #include <ctime>
 #include <mutex>
-#include <cstring>
 
 #include "collectives/collectives.hpp"
 #include "mpi_api/api.hpp"
 #include "mpi_api/attributes.hpp"
 #include "mpi_api/process.hpp"
 #include "mpi_api/progress.hpp"
+#include "mpit.hpp"
 #include "requests.hpp"
 #include "runtime/log.hpp"
 
 using namespace mpc::mpi;
 
-namespace {
-
 // A program whose main was not hosted by the runtime (libfibermpi loaded with
 // dlopen, say) gets a singleton world on the calling thread, without fibers.
-RankState* attach_unhosted() {
+RankState* mpc::mpi::attach_unhosted() {
     static std::once_flag once;
     std::call_once(once, [] {
         JobLayout layout;
@@ -28,6 +27,8 @@ RankState* attach_unhosted() {
     mpc::sched::set_thread_owner(r);
     return r;
 }
+
+namespace {
 
 int init_rank(RankState* me, int required, int* provided) {
     if (!me && !mpc::sched::current_scheduler()) me = attach_unhosted();
@@ -45,7 +46,6 @@ int init_rank(RankState* me, int required, int* provided) {
         required = MPI_THREAD_MULTIPLE;
     me->thread_level = required;
     me->main_thread = mpc::sched::current_waiter();
-    if (g_stats_enabled) rank_fn_stats(me);
     if (provided) *provided = required;
     return MPI_SUCCESS;
 }

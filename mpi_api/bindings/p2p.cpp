@@ -142,7 +142,7 @@ int PMPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, 
         return raise(c, e);
     start_request(&r);
     wait_complete(&r);
-    if (status && status != MPI_STATUS_IGNORE) *status = r.status;
+    status_out(status, r.status);
     return raise(c, r.status.MPI_ERROR);
 }
 
@@ -169,7 +169,7 @@ int PMPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int
     start_request(&sr);
     wait_complete(&sr);
     wait_complete(&rr);
-    if (status && status != MPI_STATUS_IGNORE) *status = rr.status;
+    status_out(status, rr.status);
     if (sr.status.MPI_ERROR) return raise(c, sr.status.MPI_ERROR);
     return raise(c, rr.status.MPI_ERROR);
 }
@@ -192,7 +192,7 @@ int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest,
     start_request(&sr);
     wait_complete(&sr);
     wait_complete(&rr);
-    if (status && status != MPI_STATUS_IGNORE) *status = rr.status;
+    status_out(status, rr.status);
     return raise(c, rr.status.MPI_ERROR);
 }
 

@@ -28,8 +28,7 @@ int check_probe(RankState* me, int source, int tag, MPI_Comm comm, Comm** c) {
 }
 
 void proc_null_status(MPI_Status* status) {
-    if (status && status != MPI_STATUS_IGNORE)
-        set_status(status, MPI_PROC_NULL, MPI_ANY_TAG, 0);
+    status_out(status, MPI_PROC_NULL, MPI_ANY_TAG, 0);
 }
 
 MPI_Message wrap(RankState* me, Incoming* m) {
@@ -156,7 +155,7 @@ int PMPI_Mrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message
     }
     p2p_receive_taken(m, &r);
     wait_complete(&r);
-    if (status && status != MPI_STATUS_IGNORE) *status = r.status;
+    status_out(status, r.status);
     return raise(nullptr, r.status.MPI_ERROR);
 }
 

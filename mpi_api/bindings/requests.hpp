@@ -79,8 +79,12 @@ inline int start_request(Request* r) {
 }
 
 // After r completed: copies its status out, releases it (non-persistent) and
-// sets *handle to MPI_REQUEST_NULL. Returns the operation's error code.
+// sets *handle to MPI_REQUEST_NULL. Returns the operation's error code (for a
+// generalized request, its query_fn's or free_fn's).
 int finish_request(Request* r, MPI_Request* handle, MPI_Status* status);
+// A completed generalized request's status, from its query_fn (whose return
+// code this returns), copied to status (MPI_ERROR aside; may be ignored).
+int grequest_query(Request* r, MPI_Status* status);
 
 // True when the request handle refers to nothing to wait for (null handle, or
 // an inactive persistent request).

@@ -144,8 +144,33 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype) {
     return deliver(type_dup(old, &t), t, newtype);
 }
 
+// The parameterized Fortran types (MPI 3.1 section 17.1.9), callable from C too.
+int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype* newtype) {
+    MPC_ENTER_ACTIVE(Type_create_f90_real);
+    if (!newtype) return raise(nullptr, make_error(MPI_ERR_ARG, "newtype is NULL"));
+    Datatype* t = nullptr;
+    return deliver(type_create_f90(MPI_COMBINER_F90_REAL, p, r, &t), t, newtype);
+}
+
+int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype* newtype) {
+    MPC_ENTER_ACTIVE(Type_create_f90_complex);
+    if (!newtype) return raise(nullptr, make_error(MPI_ERR_ARG, "newtype is NULL"));
+    Datatype* t = nullptr;
+    return deliver(type_create_f90(MPI_COMBINER_F90_COMPLEX, p, r, &t), t, newtype);
+}
+
+int PMPI_Type_create_f90_integer(int r, MPI_Datatype* newtype) {
+    MPC_ENTER_ACTIVE(Type_create_f90_integer);
+    if (!newtype) return raise(nullptr, make_error(MPI_ERR_ARG, "newtype is NULL"));
+    Datatype* t = nullptr;
+    return deliver(type_create_f90(MPI_COMBINER_F90_INTEGER, MPI_UNDEFINED, r, &t), t, newtype);
+}
+
 }  // extern "C"
 
+MPC_WEAK(MPI_Type_create_f90_real)
+MPC_WEAK(MPI_Type_create_f90_complex)
+MPC_WEAK(MPI_Type_create_f90_integer)
 MPC_WEAK(MPI_Type_contiguous)
 MPC_WEAK(MPI_Type_vector)
 MPC_WEAK(MPI_Type_create_hvector)

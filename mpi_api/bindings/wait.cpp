@@ -88,32 +88,57 @@ void wait_any_of(const Collected& rs) {
                 });
 }
 
+// The requests' own codes, for the MPI_ERROR fields of an array of statuses:
+// written only when the call returns MPI_ERR_IN_STATUS, then in every status
+// it returns (MPI_SUCCESS for the requests that did not fail). Kept only once
+// one failed: the common call allocates nothing.
+class Codes {
+public:
+    void note(int i, int code, Comm* c) {
+        if (code == MPI_SUCCESS) {
+            if (!codes_.empty()) codes_.push_back(MPI_SUCCESS);
+            return;
+        }
+        if (codes_.empty()) codes_.assign(static_cast<size_t>(i), MPI_SUCCESS);
+        codes_.push_back(code);
+        if (!failed_on_) failed_on_ = c;
+        failed_ = true;
+    }
+    // MPI_SUCCESS, or MPI_ERR_IN_STATUS raised with the fields of the first n
+    // statuses written.
+    int result(MPI_Status* statuses, int n) const {
+        if (!failed_) return MPI_SUCCESS;
+        if (!ignore(statuses))
+            for (int i = 0; i < n; ++i)
+                statuses[i].MPI_ERROR =
+                    static_cast<size_t>(i) < codes_.size() ? codes_[static_cast<size_t>(i)]
+                                                            : MPI_SUCCESS;
+        return raise(failed_on_, MPI_ERR_IN_STATUS);
+    }
+
+private:
+    std::vector<int> codes_;  // empty until a failure
+    Comm* failed_on_ = nullptr;
+    bool failed_ = false;
+};
+
 // Waitall/Testall epilogue: statuses out, requests finished; MPI_ERR_IN_STATUS
 // when any failed.
 int finish_all(int count, MPI_Request* reqs, const Collected& rs,
                MPI_Status* statuses) {
-    bool failed = false;
-    Comm* comm = nullptr;
+    Codes codes;
     for (int i = 0; i < count; ++i) {
         Request* r = rs[static_cast<size_t>(i)];
         MPI_Status* st = ignore(statuses) ? MPI_STATUS_IGNORE : &statuses[i];
         if (!r) {
             set_empty_status(st);
+            codes.note(i, MPI_SUCCESS, nullptr);
             continue;
         }
         Comm* c = r->comm;
-        if (finish_request(r, &reqs[i], st) != MPI_SUCCESS) {
-            failed = true;
-            comm = c;
-        }
+        codes.note(i, finish_request(r, &reqs[i], st), c);
     }
-    if (failed) {
-        if (!ignore(statuses))
-            for (int i = 0; i < count; ++i)
-                if (!rs[static_cast<size_t>(i)]) statuses[i].MPI_ERROR = MPI_SUCCESS;
-        return raise(comm, MPI_ERR_IN_STATUS);
-    }
-    return MPI_SUCCESS;
+    return codes.result(statuses, count);
 }
 
 }  // namespace
@@ -258,21 +283,17 @@ static int some(int incount, MPI_Request* reqs, int* outcount, int* indices,
         if (!any_done) progress_for_test();
     }
     int n = 0;
-    bool failed = false;
-    Comm* comm = nullptr;
+    Codes codes;
     for (int i = 0; i < incount; ++i) {
         Request* r = rs[static_cast<size_t>(i)];
         if (!r || !r->is_complete()) continue;
         MPI_Status* st = ignore(statuses) ? MPI_STATUS_IGNORE : &statuses[n];
         Comm* c = r->comm;
-        if (finish_request(r, &reqs[i], st) != MPI_SUCCESS) {
-            failed = true;
-            comm = c;
-        }
+        codes.note(n, finish_request(r, &reqs[i], st), c);
         indices[n++] = i;
     }
     *outcount = n;
-    return failed ? raise(comm, MPI_ERR_IN_STATUS) : MPI_SUCCESS;
+    return codes.result(statuses, n);
 }
 
 int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int* outcount,
@@ -294,10 +315,15 @@ int PMPI_Request_free(MPI_Request* request) {
     Request* r;
     if (int e = lookup(*request, &r)) return raise(nullptr, e);
     if (!r) return raise(nullptr, make_error(MPI_ERR_REQUEST, "MPI_REQUEST_NULL passed"));
-    // Pending requests are recycled by whoever completes them.
-    if (!r->mark_user_freed()) request_release(r);
+    // Pending requests are recycled by whoever completes them (a generalized
+    // one's free_fn runs then, in MPI_Grequest_complete).
+    int err = MPI_SUCCESS;
+    if (!r->mark_user_freed()) {
+        err = grequest_free(r);
+        request_release(r);
+    }
     *request = MPI_REQUEST_NULL;
-    return MPI_SUCCESS;
+    return raise(nullptr, err);
 }
 
 int PMPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
@@ -312,7 +338,9 @@ int PMPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) 
     }
     if (!r->is_complete()) progress_for_test();
     *flag = r->is_complete();
-    if (*flag && !ignore(status)) *status = r->status;
+    if (!*flag) return MPI_SUCCESS;
+    if (r->kind == Request::Kind::Generalized) return raise(r->comm, grequest_query(r, status));
+    status_out(status, r->status);
     return MPI_SUCCESS;
 }
 
@@ -327,6 +355,11 @@ int PMPI_Cancel(MPI_Request* request) {
     if (r->kind == Request::Kind::Collective)
         return raise(r->comm, make_error(MPI_ERR_REQUEST,
                                          "a nonblocking collective operation cannot be cancelled"));
+    // A generalized request's cancel_fn is told whether it completed already.
+    if (r->kind == Request::Kind::Generalized) {
+        if (!r->cancel_fn) return MPI_SUCCESS;
+        return raise(r->comm, r->cancel_fn(r->extra_state, r->is_complete()));
+    }
     // Receives that have not matched are cancelled; a send, once started, is
     // delivered (the standard allows a cancel to fail: Test_cancelled says false).
     if (r->kind == Request::Kind::Recv && !r->is_complete()) p2p_cancel_recv(r);

@@ -36,6 +36,14 @@ const SentinelBlock& sentinels() {
     return *found;
 }
 
+// MPI_F_STATUS_IGNORE / MPI_F_STATUSES_IGNORE of mpi.h: the calling rank's.
+extern "C" MPI_Fint* MPI_F_status_ignore_(void) {
+    return const_cast<MPI_Fint*>(sentinels().status_ignore);
+}
+extern "C" MPI_Fint* MPI_F_statuses_ignore_(void) {
+    return const_cast<MPI_Fint*>(sentinels().statuses_ignore);
+}
+
 // ---- CHARACTER ----------------------------------------------------------------------
 
 InString::InString(const char* s, size_t len, bool trim_leading) {
@@ -79,6 +87,16 @@ void StatusArray::store() {
 // ---- Attributes ------------------------------------------------------------------------
 
 MPI_Aint fortran_attribute(int keyval, void* value) {
+    // Windows' predefined attributes: the base address itself, the size as
+    // an address-sized integer, the others as ints (MPI 3.1 section 11.2.6).
+    switch (keyval) {
+        case MPI_WIN_BASE: return reinterpret_cast<MPI_Aint>(value);
+        case MPI_WIN_SIZE: return *static_cast<const MPI_Aint*>(value);
+        case MPI_WIN_DISP_UNIT:
+        case MPI_WIN_CREATE_FLAVOR:
+        case MPI_WIN_MODEL: return *static_cast<const int*>(value);
+        default: break;
+    }
     if (is_predefined_keyval(keyval)) return *static_cast<const int*>(value);
     return reinterpret_cast<MPI_Aint>(value);
 }
@@ -101,6 +119,61 @@ std::deque<FortranKeyval> g_keyvals;
 void* keyval_state(FortranCopyAttrFn copy, FortranDeleteAttrFn del, MPI_Aint extra_state) {
     std::lock_guard<std::mutex> lock(g_keyvals_mutex);
     return &g_keyvals.emplace_back(FortranKeyval{copy, del, extra_state});
+}
+
+namespace {
+
+struct FortranKeyvalInt {
+    FortranCopyAttrFnInt copy;
+    FortranDeleteAttrFnInt del;
+    MPI_Fint extra_state;
+};
+std::deque<FortranKeyvalInt> g_keyvals_int;  // under g_keyvals_mutex, kept like g_keyvals
+
+}  // namespace
+
+void* keyval_state_int(FortranCopyAttrFnInt copy, FortranDeleteAttrFnInt del,
+                       MPI_Fint extra_state) {
+    std::lock_guard<std::mutex> lock(g_keyvals_mutex);
+    return &g_keyvals_int.emplace_back(FortranKeyvalInt{copy, del, extra_state});
+}
+
+int copy_attr_trampoline_int(int handle, int keyval, void* state, void* value_in,
+                             void* value_out, int* flag) {
+    const auto* k = static_cast<const FortranKeyvalInt*>(state);
+    const MPI_Fint in = static_cast<MPI_Fint>(reinterpret_cast<MPI_Aint>(value_in));
+    MPI_Fint out = 0;
+    MPI_Fint fflag = 0;
+    MPI_Fint ierror = MPI_SUCCESS;
+    k->copy(&handle, &keyval, &k->extra_state, &in, &out, &fflag, &ierror);
+    *flag = c_logical(fflag);
+    if (*flag) *static_cast<void**>(value_out) = attribute_from_int(out);
+    return ierror;
+}
+
+int delete_attr_trampoline_int(int handle, int keyval, void* value, void* state) {
+    const auto* k = static_cast<const FortranKeyvalInt*>(state);
+    const MPI_Fint v = static_cast<MPI_Fint>(reinterpret_cast<MPI_Aint>(value));
+    MPI_Fint ierror = MPI_SUCCESS;
+    k->del(&handle, &keyval, &v, &k->extra_state, &ierror);
+    return ierror;
+}
+
+int call_copy_attr_int(MPI_Copy_function* fn, const MPI_Fint* handle, const MPI_Fint* keyval,
+                       const MPI_Fint* extra_state, const MPI_Fint* value_in,
+                       MPI_Fint* value_out, MPI_Fint* flag) {
+    void* out = nullptr;
+    int cflag = 0;
+    const int rc = fn(*handle, *keyval, attribute_from_int(*extra_state),
+                      attribute_from_int(*value_in), &out, &cflag);
+    if (cflag) *value_out = static_cast<MPI_Fint>(reinterpret_cast<MPI_Aint>(out));
+    *flag = fortran_logical(cflag);
+    return rc;
+}
+
+int call_delete_attr_int(MPI_Delete_function* fn, const MPI_Fint* handle, const MPI_Fint* keyval,
+                         const MPI_Fint* value, const MPI_Fint* extra_state) {
+    return fn(*handle, *keyval, attribute_from_int(*value), attribute_from_int(*extra_state));
 }
 
 int copy_attr_trampoline(int handle, int keyval, void* state, void* value_in, void* value_out,
@@ -140,6 +213,127 @@ int call_delete_attr(MPI_Comm_delete_attr_function* fn, const MPI_Fint* handle,
                      const MPI_Fint* keyval, const MPI_Aint* value, const MPI_Aint* extra_state) {
     return fn(*handle, *keyval, reinterpret_cast<void*>(*value),
               reinterpret_cast<void*>(*extra_state));
+}
+
+// ---- Generalized requests ----------------------------------------------------------------
+
+namespace {
+
+struct FortranGrequest {
+    FortranGrequestQueryFn query;
+    FortranGrequestFreeFn free_fn;
+    FortranGrequestCancelFn cancel;
+    MPI_Aint extra_state;
+};
+
+}  // namespace
+
+void* grequest_state(FortranGrequestQueryFn query, FortranGrequestFreeFn free_fn,
+                     FortranGrequestCancelFn cancel, MPI_Aint extra_state) {
+    return new FortranGrequest{query, free_fn, cancel, extra_state};
+}
+
+int grequest_query_trampoline(void* state, MPI_Status* status) {
+    const auto* g = static_cast<const FortranGrequest*>(state);
+    // The same layout: INTEGER STATUS(MPI_STATUS_SIZE) is an MPI_Status.
+    MPI_Fint f[kStatusSize];
+    memcpy(f, status, sizeof(f));
+    MPI_Fint ierror = MPI_SUCCESS;
+    g->query(&g->extra_state, f, &ierror);
+    memcpy(status, f, sizeof(f));
+    return ierror;
+}
+
+int grequest_free_trampoline(void* state) {
+    auto* g = static_cast<FortranGrequest*>(state);
+    MPI_Fint ierror = MPI_SUCCESS;
+    g->free_fn(&g->extra_state, &ierror);
+    delete g;  // free_fn runs once, last (the request goes with it)
+    return ierror;
+}
+
+int grequest_cancel_trampoline(void* state, int complete) {
+    const auto* g = static_cast<const FortranGrequest*>(state);
+    const MPI_Fint fcomplete = fortran_logical(complete);
+    MPI_Fint ierror = MPI_SUCCESS;
+    g->cancel(&g->extra_state, &fcomplete, &ierror);
+    return ierror;
+}
+
+}  // namespace mpc::mpi::fortran
+
+// ---- Data representations ------------------------------------------------------------
+
+// MPI_CONVERSION_FN_NULL as Fortran passes it: this procedure, recognised by
+// its address (never called by the library).
+extern "C" __attribute__((visibility("default"))) void mpi_conversion_fn_null_(
+    void*, const MPI_Fint*, const MPI_Fint*, void*, const MPI_Offset*, const MPI_Aint*,
+    MPI_Fint* ierror) {
+    *ierror = MPI_SUCCESS;
+}
+
+namespace mpc::mpi::fortran {
+namespace {
+
+struct FortranDatarep {
+    FortranDatarepConversionFn read, write;
+    FortranDatarepExtentFn extent;
+    MPI_Aint extra_state;
+};
+std::mutex g_datareps_mutex;
+std::deque<FortranDatarep> g_datareps;
+
+bool is_null_conversion(FortranDatarepConversionFn fn) {
+    return !fn || fn == &mpi_conversion_fn_null_;
+}
+
+int call_conversion(FortranDatarepConversionFn fn, void* userbuf, MPI_Datatype type, int count,
+                    void* filebuf, MPI_Offset position, void* state) {
+    const auto* d = static_cast<const FortranDatarep*>(state);
+    MPI_Fint ftype = type, fcount = count, ierror = MPI_SUCCESS;
+    fn(userbuf, &ftype, &fcount, filebuf, &position, &d->extra_state, &ierror);
+    return ierror;
+}
+
+int read_trampoline(void* userbuf, MPI_Datatype type, int count, void* filebuf,
+                    MPI_Offset position, void* state) {
+    return call_conversion(static_cast<const FortranDatarep*>(state)->read, userbuf, type, count,
+                           filebuf, position, state);
+}
+
+int write_trampoline(void* userbuf, MPI_Datatype type, int count, void* filebuf,
+                     MPI_Offset position, void* state) {
+    return call_conversion(static_cast<const FortranDatarep*>(state)->write, userbuf, type,
+                           count, filebuf, position, state);
+}
+
+int extent_trampoline(MPI_Datatype type, MPI_Aint* extent, void* state) {
+    const auto* d = static_cast<const FortranDatarep*>(state);
+    MPI_Fint ftype = type, ierror = MPI_SUCCESS;
+    d->extent(&ftype, extent, &d->extra_state, &ierror);
+    return ierror;
+}
+
+}  // namespace
+
+void* datarep_state(FortranDatarepConversionFn read, FortranDatarepConversionFn write,
+                    FortranDatarepExtentFn extent, MPI_Aint extra_state) {
+    std::lock_guard<std::mutex> lock(g_datareps_mutex);
+    return &g_datareps.emplace_back(FortranDatarep{read, write, extent, extra_state});
+}
+
+MPI_Datarep_conversion_function* datarep_trampoline_read_conversion_fn(
+    FortranDatarepConversionFn fn) {
+    return is_null_conversion(fn) ? MPI_CONVERSION_FN_NULL : read_trampoline;
+}
+
+MPI_Datarep_conversion_function* datarep_trampoline_write_conversion_fn(
+    FortranDatarepConversionFn fn) {
+    return is_null_conversion(fn) ? MPI_CONVERSION_FN_NULL : write_trampoline;
+}
+
+MPI_Datarep_extent_function* datarep_trampoline_dtype_file_extent_fn(FortranDatarepExtentFn fn) {
+    return fn ? extent_trampoline : nullptr;
 }
 
 }  // namespace mpc::mpi::fortran

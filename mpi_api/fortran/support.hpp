@@ -162,4 +162,76 @@ int call_copy_attr(MPI_Comm_copy_attr_function* fn, const MPI_Fint* handle, cons
 int call_delete_attr(MPI_Comm_delete_attr_function* fn, const MPI_Fint* handle,
                      const MPI_Fint* keyval, const MPI_Aint* value, const MPI_Aint* extra_state);
 
+// ---- MPI-1 attributes (MPI_KEYVAL_CREATE, MPI_ATTR_PUT, MPI_ATTR_GET) --------------
+// Their values are default INTEGERs: stored sign-extended, read back truncated
+// (MPI 3.1 section 17.2.7), the predefined ones by value.
+
+inline void* attribute_from_int(MPI_Fint v) {
+    return reinterpret_cast<void*>(static_cast<MPI_Aint>(v));
+}
+inline MPI_Fint fortran_attribute_int(int keyval, void* value) {
+    return static_cast<MPI_Fint>(fortran_attribute(keyval, value));
+}
+
+// SUBROUTINE COPY_FUNCTION(OLDCOMM, KEYVAL, EXTRA_STATE, ATTRIBUTE_VAL_IN,
+//                          ATTRIBUTE_VAL_OUT, FLAG, IERR), all INTEGER but FLAG.
+using FortranCopyAttrFnInt = void (*)(const MPI_Fint*, const MPI_Fint*, const MPI_Fint*,
+                                      const MPI_Fint*, MPI_Fint*, MPI_Fint*, MPI_Fint*);
+// SUBROUTINE DELETE_FUNCTION(COMM, KEYVAL, ATTRIBUTE_VAL, EXTRA_STATE, IERR)
+using FortranDeleteAttrFnInt = void (*)(const MPI_Fint*, const MPI_Fint*, const MPI_Fint*,
+                                        const MPI_Fint*, MPI_Fint*);
+
+void* keyval_state_int(FortranCopyAttrFnInt copy, FortranDeleteAttrFnInt del,
+                       MPI_Fint extra_state);
+int copy_attr_trampoline_int(int handle, int keyval, void* state, void* value_in,
+                             void* value_out, int* flag);
+int delete_attr_trampoline_int(int handle, int keyval, void* value, void* state);
+
+// The Fortran face of MPI_NULL_COPY_FN, MPI_DUP_FN and MPI_NULL_DELETE_FN.
+int call_copy_attr_int(MPI_Copy_function* fn, const MPI_Fint* handle, const MPI_Fint* keyval,
+                       const MPI_Fint* extra_state, const MPI_Fint* value_in,
+                       MPI_Fint* value_out, MPI_Fint* flag);
+int call_delete_attr_int(MPI_Delete_function* fn, const MPI_Fint* handle, const MPI_Fint* keyval,
+                         const MPI_Fint* value, const MPI_Fint* extra_state);
+
+// ---- Generalized requests (MPI_GREQUEST_START) ---------------------------------------
+
+// SUBROUTINE GREQUEST_QUERY_FUNCTION(EXTRA_STATE, STATUS, IERROR)
+using FortranGrequestQueryFn = void (*)(const MPI_Aint*, MPI_Fint*, MPI_Fint*);
+// SUBROUTINE GREQUEST_FREE_FUNCTION(EXTRA_STATE, IERROR)
+using FortranGrequestFreeFn = void (*)(const MPI_Aint*, MPI_Fint*);
+// SUBROUTINE GREQUEST_CANCEL_FUNCTION(EXTRA_STATE, COMPLETE, IERROR)
+using FortranGrequestCancelFn = void (*)(const MPI_Aint*, const MPI_Fint*, MPI_Fint*);
+
+// The C extra state of a request started from Fortran: its callbacks and the
+// user's extra state, deleted once the free trampoline has run.
+void* grequest_state(FortranGrequestQueryFn query, FortranGrequestFreeFn free_fn,
+                     FortranGrequestCancelFn cancel, MPI_Aint extra_state);
+int grequest_query_trampoline(void* state, MPI_Status* status);
+int grequest_free_trampoline(void* state);
+int grequest_cancel_trampoline(void* state, int complete);
+
+}  // namespace mpc::mpi::fortran
+
+namespace mpc::mpi::fortran {
+
+// ---- Data representations (MPI_REGISTER_DATAREP) -----------------------------------
+
+// SUBROUTINE CONVERSION_FN(USERBUF, DATATYPE, COUNT, FILEBUF, POSITION, EXTRA_STATE, IERROR)
+using FortranDatarepConversionFn = void (*)(void*, const MPI_Fint*, const MPI_Fint*, void*,
+                                            const MPI_Offset*, const MPI_Aint*, MPI_Fint*);
+// SUBROUTINE EXTENT_FN(DATATYPE, EXTENT, EXTRA_STATE, IERROR)
+using FortranDatarepExtentFn = void (*)(const MPI_Fint*, MPI_Aint*, const MPI_Aint*, MPI_Fint*);
+
+// The extra state of a datarep registered from Fortran (kept for the life of
+// the process: a datarep cannot be unregistered).
+void* datarep_state(FortranDatarepConversionFn read, FortranDatarepConversionFn write,
+                    FortranDatarepExtentFn extent, MPI_Aint extra_state);
+// The C functions that call the Fortran ones; null for MPI_CONVERSION_FN_NULL.
+MPI_Datarep_conversion_function* datarep_trampoline_read_conversion_fn(
+    FortranDatarepConversionFn fn);
+MPI_Datarep_conversion_function* datarep_trampoline_write_conversion_fn(
+    FortranDatarepConversionFn fn);
+MPI_Datarep_extent_function* datarep_trampoline_dtype_file_extent_fn(FortranDatarepExtentFn fn);
+
 }  // namespace mpc::mpi::fortran

@@ -78,6 +78,8 @@ void read_dynamic(LoadedObject& obj) {
         obj.nsyms = sysv_symbol_count(obj.sysv_hash);
     if (soname != SIZE_MAX) obj.soname = obj.strtab + soname;
     for (size_t n : needed) obj.needed.emplace_back(obj.strtab + n);
+    obj.rela = rela;
+    obj.rela_count = rela_count;
     for (size_t i = 0; rela && i < rela_count; ++i)
         if (ELF64_R_TYPE(rela[i].r_info) == R_X86_64_COPY)
             obj.copy_relocated.push_back(static_cast<uint32_t>(ELF64_R_SYM(rela[i].r_info)));
@@ -96,6 +98,16 @@ int page_prot(const LoadedObject& obj, uintptr_t addr) {
 }
 
 }  // namespace
+
+bool LoadedObject::in_relro(uintptr_t addr) const {
+    for (int i = 0; i < phnum; ++i) {
+        const Elf64_Phdr& p = phdrs[i];
+        if (p.p_type == PT_GNU_RELRO && addr >= base + p.p_vaddr &&
+            addr < base + p.p_vaddr + p.p_memsz)
+            return true;
+    }
+    return false;
+}
 
 bool LoadedObject::exports(size_t i) const {
     const Elf64_Sym& s = symtab[i];
@@ -141,6 +153,33 @@ std::vector<LoadedObject> loaded_objects() {
     dl_iterate_phdr(collect, &objects);
     for (LoadedObject& obj : objects) read_dynamic(obj);
     return objects;
+}
+
+std::vector<DataReference> data_references(const LoadedObject& obj,
+                                           const std::vector<const char*>& names) {
+    std::vector<DataReference> refs;
+    if (!obj.rela || !obj.symtab) return refs;
+    for (size_t i = 0; i < obj.rela_count; ++i) {
+        const Elf64_Rela& r = obj.rela[i];
+        const auto type = ELF64_R_TYPE(r.r_info);
+        const auto sym = ELF64_R_SYM(r.r_info);
+        if ((type != R_X86_64_GLOB_DAT && type != R_X86_64_64) || sym == 0) continue;
+        for (size_t n = 0; n < names.size(); ++n)
+            if (strcmp(obj.symbol_name(sym), names[n]) == 0)
+                refs.push_back({r.r_offset, r.r_addend, n});
+    }
+    return refs;
+}
+
+void point_reference(const LoadedObject& obj, const DataReference& ref, uintptr_t target) {
+    const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+    auto* slot = reinterpret_cast<uintptr_t*>(obj.base + ref.offset);
+    // GOT entries lie in RELRO, read-only once the loader is done.
+    const uintptr_t lo = reinterpret_cast<uintptr_t>(slot) & ~(page - 1);
+    const bool relro = obj.in_relro(reinterpret_cast<uintptr_t>(slot));
+    if (relro && mprotect(reinterpret_cast<void*>(lo), page, PROT_READ | PROT_WRITE) != 0) return;
+    *slot = target + static_cast<uintptr_t>(ref.addend);
+    if (relro) mprotect(reinterpret_cast<void*>(lo), page, PROT_READ);
 }
 
 bool SymbolHiding::hide(const LoadedObject& obj, const NameSet& names) {

@@ -27,6 +27,8 @@ struct LoadedObject {
     std::string soname;
     std::vector<std::string> needed;
     std::vector<uint32_t> copy_relocated;  // symbols with a COPY relocation here
+    const Elf64_Rela* rela = nullptr;      // DT_RELA: data relocations
+    size_t rela_count = 0;
     bool static_tls = false;               // DF_STATIC_TLS: initial-exec thread-locals
 
     const char* symbol_name(size_t i) const { return strtab + symtab[i].st_name; }
@@ -35,12 +37,25 @@ struct LoadedObject {
     const Elf64_Sym* find(const char* name) const;  // an exported definition
     bool defines(const char* name) const { return find(name) != nullptr; }
     bool contains(const void* address) const;
+    bool in_relro(uintptr_t address) const;  // read-only once the loader is done
     // The name other objects' DT_NEEDED entries use for it: soname or file name.
     bool answers_to(const std::string& name) const;
 };
 
 // Every object of the process, in the loader's order (the program first).
 std::vector<LoadedObject> loaded_objects();
+// A data relocation (a GOT entry, a pointer in data) against a symbol.
+struct DataReference {
+    uint64_t offset = 0;  // from the object's base
+    int64_t addend = 0;
+    size_t name = 0;      // index in the names asked for
+};
+// obj's data relocations against any of `names`.
+std::vector<DataReference> data_references(const LoadedObject& obj,
+                                           const std::vector<const char*>& names);
+// Points a reference at target (plus its addend): obj's code then reaches
+// target instead of the definition the loader bound.
+void point_reference(const LoadedObject& obj, const DataReference& ref, uintptr_t target);
 
 using NameSet = std::unordered_set<std::string>;
 

@@ -17,6 +17,8 @@
 
 #include "ib/network.hpp"
 #include "images.hpp"
+#include "libc_state.hpp"
+#include "openmp.hpp"
 #include "mpi_api/hang_watch.hpp"
 #include "mpi_api/net.hpp"
 #include "mpi_api/process.hpp"
@@ -61,9 +63,9 @@ int caller_local() {
 
 std::vector<int> g_vp_numa;  // NUMA node of each VP's core
 
-void hook_poll(void*, int vp, bool) {
+bool hook_poll(void*, int vp, bool) {
     const int caller = caller_local();
-    mpi::poll(caller, true, caller < 0 ? g_vp_numa[static_cast<size_t>(vp)] : -1);
+    return mpi::poll(caller, true, caller < 0 ? g_vp_numa[static_cast<size_t>(vp)] : -1);
 }
 
 // How long an idle VP sleeps at most: wakes are not lost (see ProgressHooks),
@@ -113,8 +115,10 @@ void rank_done(mpi::RankState* rank, int status) {
 
 void rank_main(void* p) {
     auto* a = static_cast<RankArgs*>(p);
+    start_openmp_rank(a->rank->local_index);
     int status = a->main(static_cast<int>(a->args.size()), a->argv.data(), a->envp);
-    run_rank_exit(g_rank_images[static_cast<size_t>(a->rank->local_index)]);  // as exit() does
+    // as exit() does
+    run_rank_exit(g_rank_images[static_cast<size_t>(a->rank->local_index)], status);
     rank_done(a->rank, status);
 }
 
@@ -188,13 +192,15 @@ std::vector<int> core_block(const HostShare& share, const std::vector<int>& allo
     return block;
 }
 
-void vp_start(int) {
+void vp_start(int vp) {
     setup_signal_stack();
+    start_openmp_vp(vp);
 }
 
 }  // namespace
 
 int run(MainFn user_main, int argc, char** argv, char** envp) {
+    output_setup();  // before the rank images copy stdout and stderr
     std::unique_ptr<runtime::Bootstrap> boot = runtime::Bootstrap::create();
     g_boot = boot.get();
     runtime::set_job_killer(kill_job);
@@ -229,6 +235,8 @@ int run(MainFn user_main, int argc, char** argv, char** envp) {
     opts.num_vps =
         static_cast<int>(runtime::env::get_int("MPC_VPS", std::min(our_cores, nlocal), 1, 4096));
     opts.num_vps = std::max(1, std::min(opts.num_vps, nlocal));
+    // OpenMP programs: their ranks' VPs, cores and thread-local state.
+    plan_rank_threads(&opts, nlocal, runtime::env::get("MPC_VPS") != nullptr);
     // No cores of our own (more node processes than cores), or more VPs than them.
     opts.shared_cores = opts.cores.empty() || opts.num_vps > static_cast<int>(opts.cores.size());
     opts.stack_size = runtime::env::get_size("MPC_STACK_SIZE", default_stack_size());
@@ -245,12 +253,15 @@ int run(MainFn user_main, int argc, char** argv, char** envp) {
     setup_signal_stack();
     install_crash_handlers();
 
+    // Per-rank libc state (libc_state.hpp), ready before the copies'
+    // constructors run as their ranks.
+    libc_ranks_open(nlocal);
+    watch_forks();
     // Private globals per rank (rank images), unless the user opted out.
-    ImageSet images =
-        load_images(user_main, nlocal, runtime::env::get_bool("MPC_SHARED_GLOBALS", false));
-    opts.task_tls_size = images.tls_size;
-    opts.task_tls_offset = images.tls_offset;
-    opts.task_tls_init = images.tls_init.data();
+    ImageSet images = load_images(user_main, std::vector<void*>(locals.begin(), locals.end()),
+                                  runtime::env::get_bool("MPC_SHARED_GLOBALS", false));
+    if (images.tls_size)
+        opts.task_tls.push_back({images.tls_offset, images.tls_size, images.tls_init.data()});
     g_rank_images = images.objects;
 
     for (int vp = 0; vp < opts.num_vps; ++vp)
@@ -263,6 +274,7 @@ int run(MainFn user_main, int argc, char** argv, char** envp) {
         nl.node_id = layout.node_id;
         nl.num_nodes = nodes;
         nl.node_of = layout.node_of;
+        nl.one_host = share.count == nodes;  // the network listens on loopback only
         nl.local_of.assign(layout.node_of.size(), 0);
         std::vector<int> count(static_cast<size_t>(nodes), 0);
         for (size_t r = 0; r < layout.node_of.size(); ++r)
@@ -280,6 +292,16 @@ int run(MainFn user_main, int argc, char** argv, char** envp) {
         mpi::attach_network(g_net);
         g_vp_sleep.reset(new VpSleep[static_cast<size_t>(opts.num_vps)]);
     }
+
+    HostSettings settings;
+    settings.ranks = ranks;
+    settings.vps = opts.num_vps;
+    settings.bind = opts.bind;
+    if (opts.bind) settings.cores = opts.cores;
+    settings.stack_size = opts.stack_size;
+    settings.shared_globals = !images.private_globals;
+    settings.map = static_cast<int>(runtime::rank_map_from_env());
+    register_tool_variables(settings);
 
     std::vector<std::unique_ptr<RankArgs>> args;
     {
@@ -317,6 +339,7 @@ int run(MainFn user_main, int argc, char** argv, char** envp) {
         // late completion it makes must not unpark a freed task.
         if (g_net) g_net->shutdown();
     }
+    output_finish();
     if (g_net) boot->fence();  // no node process closes its connections while others still send
     report_statistics(g_net);
     unload_images(images);
@@ -333,9 +356,15 @@ void rank_exit(int status) {
     if (!g_hosting.load() || !sched::in_task()) return;
     auto* rank = static_cast<mpi::RankState*>(sched::current_owner());
     if (!rank) return;
-    run_rank_exit(g_rank_images[static_cast<size_t>(rank->local_index)]);
+    run_rank_exit(g_rank_images[static_cast<size_t>(rank->local_index)], status);
     rank_done(rank, status);
     sched::exit_task();
+}
+
+const std::vector<uintptr_t>* caller_images() {
+    auto* rank = static_cast<mpi::RankState*>(sched::current_owner());
+    if (!rank || static_cast<size_t>(rank->local_index) >= g_rank_images.size()) return nullptr;
+    return &g_rank_images[static_cast<size_t>(rank->local_index)];
 }
 
 // ---- Crash reports ---------------------------------------------------------------
@@ -349,7 +378,8 @@ void crash_handler(int sig, siginfo_t* info, void*) {
     void* guard_owner = nullptr;
     bool overflow = info && sched::guard_page_owner(info->si_addr, &guard_owner);
     if (overflow && !rank) rank = static_cast<mpi::RankState*>(guard_owner);
-    const char* what = strsignal(sig);
+    const char* what = sigdescr_np(sig);  // signal-safe, unlike strsignal
+    if (!what) what = "unknown signal";
     int n;
     if (overflow)
         n = snprintf(
@@ -369,7 +399,9 @@ void crash_handler(int sig, siginfo_t* info, void*) {
         (void)ignored;
     }
     // Default action now: the node process dies of this signal, the launcher sees it.
-    signal(sig, SIG_DFL);
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    libc_sigaction(sig, &dfl, nullptr);
     raise(sig);
 }
 

@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <vector>
 
+struct sigaction;
+
 namespace mpc::host {
 
 using MainFn = int (*)(int, char**, char**);
@@ -45,9 +47,32 @@ void set_program_tls(std::ptrdiff_t offset, size_t size);
 bool defer_rank_thread_local(void (*dtor)(void*), void* object, void* dso);
 // Called for every exit handler registration (__cxa_atexit): remembers dso.
 void note_exit_handler(void* dso);
+// on_exit() called by a rank with images of its own: the handler joins the
+// rank's exit handlers (in registration order with its atexit handlers) and
+// gets the rank's exit status; false when the process should keep it.
+bool defer_on_exit(void (*fn)(int, void*), void* arg);
 // Runs the calling rank's thread-local destructors (last registered first),
-// then the exit handlers of the objects loaded at `objects` (load bases).
-void run_rank_exit(const std::vector<uintptr_t>& objects);
+// then the exit handlers of the objects loaded at `objects` (load bases);
+// on_exit handlers get `status`.
+void run_rank_exit(const std::vector<uintptr_t>& objects, int status);
+// The load bases of the images only the calling rank runs (its program copy
+// first), or null outside ranks; empty when the ranks share the images.
+const std::vector<uintptr_t>* caller_images();
+
+// process_guard.cpp: libc's sigaction, without the checks (for the runtime's
+// own handlers, signal-safe); whether this process is a child a rank forked
+// (its exit then ends it at once); the watch for such children.
+int libc_sigaction(int sig, const struct sigaction* act, struct sigaction* old);
+bool in_forked_child();
+void watch_forks();
+
+// The ranks' output marked by rank, or in a file per rank (rank_output.cpp):
+// set up from MPC_OUTPUT_LABEL / MPC_OUTPUT_DIR before the rank images load;
+// output_intercept takes a write(2) on descriptor 1 or 2 when marking is on
+// (true: taken); output_finish sends out the last unfinished lines.
+void output_setup();
+bool output_intercept(int fd, const void* buf, size_t len);
+void output_finish();
 
 }  // namespace mpc::host
 
@@ -57,4 +82,19 @@ class Network;
 namespace mpc::host {
 // Prints the statistics report of this node process's ranks (MPC_STATS=1).
 void report_statistics(ib::Network* net);
+
+// What the host decided at start, for the tools interface's control variables.
+struct HostSettings {
+    int ranks = 1;                // MPC_NRANKS: ranks of the job
+    int vps = 1;                  // MPC_VPS
+    std::vector<int> cores;       // MPC_CORES: the cores the VPs are bound to
+    bool bind = true;             // MPC_BIND
+    size_t stack_size = 0;        // MPC_STACK_SIZE
+    bool shared_globals = false;  // MPC_SHARED_GLOBALS (in force)
+    int map = 0;                  // MPC_MAP: 0 block, 1 cyclic
+};
+// Registers the host's variables (MPI_T) and those of the rooms below that the
+// MPI engine does not register itself (network, collectives). Once, before
+// the ranks run.
+void register_tool_variables(const HostSettings& settings);
 }  // namespace mpc::host

@@ -15,8 +15,10 @@
 
 #include "elf_file.hpp"
 #include "elf_loaded.hpp"
+#include "libc_state.hpp"
 #include "runtime/env.hpp"
 #include "runtime/log.hpp"
+#include "scheduler/scheduler.hpp"
 
 namespace mpc::host {
 namespace {
@@ -347,14 +349,6 @@ const LoadedObject* find_path(const Objects& objects, const std::string& path) {
     return nullptr;
 }
 
-bool in_relro(const LoadedObject& o, uintptr_t addr) {
-    for (int i = 0; i < o.phnum; ++i)
-        if (o.phdrs[i].p_type == PT_GNU_RELRO && addr >= o.base + o.phdrs[i].p_vaddr &&
-            addr < o.base + o.phdrs[i].p_vaddr + o.phdrs[i].p_memsz)
-            return true;
-    return false;
-}
-
 // The value a rank's COPY slot starts with: the live variable of a system
 // library (rank 0's slot), or the untouched definition in the rank's copy of
 // the user library that defines it.
@@ -372,7 +366,7 @@ void fill_slots(const Plan& plan, const Objects& objects, const LoadedObject& co
     const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
     for (const elf::CopySlot& slot : plan.slots) {
         const uintptr_t dst = copy.base + slot.vaddr;
-        const bool relro = in_relro(copy, dst);
+        const bool relro = copy.in_relro(dst);
         const uintptr_t lo = dst & ~(page - 1);
         const size_t len = ((dst + slot.size + page - 1) & ~(page - 1)) - lo;
         if (relro) mprotect(reinterpret_cast<void*>(lo), len, PROT_READ | PROT_WRITE);
@@ -482,7 +476,9 @@ void load_copies(const Plan& plan, int nlocal, ImageSet* set) {
     }
 }
 
-void finish_copies(const Plan& plan, int nlocal, uintptr_t main_offset, ImageSet* set) {
+void finish_copies(const Plan& plan, const std::vector<void*>& owners, uintptr_t main_offset,
+                   ImageSet* set) {
+    const int nlocal = static_cast<int>(owners.size());
     const Objects objects = loaded_objects();
     for (int r = 1; r < nlocal; ++r) {
         const std::vector<const LoadedObject*> copies =
@@ -503,14 +499,20 @@ void finish_copies(const Plan& plan, int nlocal, uintptr_t main_offset, ImageSet
                                       plan.patches[static_cast<size_t>(r - 1)][k], copies[k]->base,
                                       plan.fds[static_cast<size_t>(r - 1)][k].get());
         fill_slots(plan, objects, *copies[0], libs);
+        bind_rank_variables(owners[static_cast<size_t>(r)], copies);
+        // As rank r: what a constructor does to libc's state (srand, say) is
+        // rank r's, as rank 0's constructors act on the process's.
+        sched::set_thread_owner(owners[static_cast<size_t>(r)]);
         for (size_t k = 0; k < libs.size(); ++k) run_initializers(plan.libraries[k], libs[k]->base);
         run_initializers(plan.program, base);
+        sched::set_thread_owner(nullptr);
     }
 }
 
 }  // namespace
 
-ImageSet load_images(MainFn original, int nlocal, bool shared) {
+ImageSet load_images(MainFn original, const std::vector<void*>& owners, bool shared) {
+    const int nlocal = static_cast<int>(owners.size());
     ImageSet set;
     set.mains.assign(static_cast<size_t>(nlocal), original);
     set.objects.resize(static_cast<size_t>(nlocal));
@@ -550,7 +552,7 @@ ImageSet load_images(MainFn original, int nlocal, bool shared) {
 
     load_copies(plan, nlocal, &set);
     hiding.restore();
-    finish_copies(plan, nlocal, reinterpret_cast<uintptr_t>(original) - objects[0].base, &set);
+    finish_copies(plan, owners, reinterpret_cast<uintptr_t>(original) - objects[0].base, &set);
     close_fds(&plan);  // the mappings keep the memfds alive
     set.private_globals = true;
     set.private_libraries = plan.libraries.size();

@@ -46,7 +46,7 @@
 // Code of a PIE executable reaches its own thread-local variables at a fixed
 // offset from the thread pointer, whichever copy runs it: that block is
 // therefore swapped per rank at every context switch (see the scheduler's
-// task_tls_* options), which makes __thread / thread_local variables per rank.
+// task_tls option), which makes __thread / thread_local variables per rank.
 // The user libraries' thread-locals are per copy, hence per rank.
 //
 // Memory: only the pages a copy changes (dynamic tables, relocated data,
@@ -58,9 +58,9 @@
 // Limits: libraries the program dlopens itself at run time are loaded once
 // and shared by all ranks; so is anything reached through dlsym(RTLD_DEFAULT)
 // (it finds rank 0's). A system library's variables that the program reads
-// directly (optind, optarg, environ, std::cout) are per-rank snapshots taken
-// at start-up, and the system library's own state stays one per process:
-// getopt's results reach ranks > 0 only through its return value. A user
+// directly (stdin, std::cout) are per-rank snapshots taken at start-up
+// (libc_state.hpp gives each rank its own optind, optarg, opterr, optopt and
+// environ, and keeps its tzname, timezone and daylight current). A user
 // library with initial-exec thread-locals (static TLS) stays shared (with a
 // warning): glibc has room for few copies of those. While the copies load,
 // the runtime's functions that the user's code redefines (a PMPI layer) are
@@ -89,9 +89,11 @@ struct ImageSet {
     std::vector<char> tls_init;
 };
 
-// Loads the images for nlocal ranks. With shared, or when the program cannot
-// be copied (not position-independent), every rank runs `original`.
-ImageSet load_images(MainFn original, int nlocal, bool shared);
+// Loads the images for the local ranks (owners: each rank's scheduler owner;
+// the constructors of rank r's copies run as rank r). With shared, or when
+// the program cannot be copied (not position-independent), every rank runs
+// `original`.
+ImageSet load_images(MainFn original, const std::vector<void*>& owners, bool shared);
 // Runs the copies' destructors and unmaps them.
 void unload_images(ImageSet& images);
 

@@ -3,7 +3,9 @@
 //   __libc_start_main  to run the program's main once per rank (the library is
 //                      a direct dependency of the program, so the program's
 //                      call binds here before libc);
-//   exit               so that a rank that exits ends only itself;
+//   exit               so that a rank that exits ends only itself (and a child
+//                      a rank forked ends at once);
+//   on_exit            so that a rank's on_exit handlers run at its end;
 //   pthread_create     so that threads created by a rank belong to that rank;
 //   pthread_join       so that a rank waiting for its threads does not block
 //                      its virtual processor (and the ranks sharing it);
@@ -11,6 +13,9 @@
 //                      so that a rank's C++ thread_local objects, atexit
 //                      handlers and static objects are destroyed when the rank
 //                      ends (host.hpp says why);
+//   write              so that what a rank writes on descriptors 1 and 2 can be
+//                      marked with its rank (mpcrun --tag-output; a flag
+//                      test otherwise);
 //   free, realloc, munmap, mremap, madvise
 //                      so that network registrations of memory going away are
 //                      invalidated (the registration cache must never hand out
@@ -26,11 +31,14 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdarg>
+#include <cstdio>
 #include <cstdlib>
 #include <ctime>
 
 #include "host.hpp"
 #include "ib/network.hpp"
+#include "rank_threads.hpp"
+#include "openmp.hpp"
 #include "runtime/log.hpp"
 #include "runtime/sanitizers.hpp"
 #include "runtime/topology.hpp"
@@ -57,28 +65,17 @@ int hosted_main(int argc, char** argv, char** envp) {
     return mpc::host::run(g_user_main, argc, argv, envp);
 }
 
-// On the creator's stack: the creator waits until the new thread has copied it.
-struct ThreadStart {
-    void* (*fn)(void*);
-    void* arg;
-    void* owner;
-    const cpu_set_t* affinity;  // set first thing in the new thread, if any
-    std::atomic<int> taken{0};
-};
-
 // Not instrumented by ThreadSanitizer: under it, this runs before the
 // sanitizer's own start routine has set up the new thread (its pthread_create
 // interceptor calls ours), so instrumented code or an intercepted call (free)
-// would crash here.
+// would crash here. The record outlives this (rank_threads.hpp).
 __attribute__((no_sanitize("thread"))) void* thread_trampoline(void* p) {
-    auto* shared = static_cast<ThreadStart*>(p);
-    void* (*fn)(void*) = shared->fn;
-    void* arg = shared->arg;
-    void* owner = shared->owner;
-    const cpu_set_t* affinity = shared->affinity;
-    shared->taken.store(1, std::memory_order_release);  // the creator may return now
-    if (affinity) (void)sched_setaffinity(0, sizeof(cpu_set_t), affinity);
-    mpc::sched::set_thread_owner(owner);
+    auto* t = static_cast<mpc::host::RankThread*>(p);
+    void* (*fn)(void*) = t->fn;
+    void* arg = t->arg;
+    if (t->has_affinity) (void)sched_setaffinity(0, sizeof(cpu_set_t), &t->affinity);
+    mpc::sched::set_thread_owner(t->owner);
+    mpc::host::rank_thread_started(t);
     return fn(arg);
 }
 
@@ -111,6 +108,11 @@ __attribute__((visibility("default"))) int __libc_start_main(
 __attribute__((visibility("default"), noreturn)) void exit(int status) {
     using ExitFn = void (*)(int);
     static ExitFn real = next_symbol<ExitFn>("exit");
+    if (mpc::host::in_forked_child()) {
+        // The runtime's threads are not there: its exit handlers would hang.
+        fflush(nullptr);
+        _exit(status);
+    }
     mpc::host::rank_exit(status);  // returns only when the caller is no rank
     real(status);
     __builtin_unreachable();
@@ -131,23 +133,27 @@ __attribute__((visibility("default"))) int pthread_create(pthread_t* thread,
     if (attr && pthread_attr_getaffinity_np(attr, sizeof(chosen), &chosen) == 0 &&
         CPU_COUNT(&chosen) < CPU_SETSIZE)
         affinity = nullptr;
-    ThreadStart start{fn, arg, owner, affinity};
-    int rc = real(thread, attr, thread_trampoline, &start);
-    if (rc == 0)
-        while (!start.taken.load(std::memory_order_acquire)) sched_yield();
+    cpu_set_t rank_cores;  // an OpenMP runtime's thread: its rank's cores
+    affinity = mpc::host::openmp_thread_cores(owner, fn, attr, affinity, &rank_cores);
+    mpc::host::RankThread* record = mpc::host::rank_thread_prepare(fn, arg, owner, affinity);
+    int rc = real(thread, attr, thread_trampoline, record);
+    mpc::host::rank_thread_created(record, *thread, rc == 0);
     return rc;
 }
 
 // A rank's task that waits for a thread would otherwise block its VP: the
 // other ranks of that VP, whose progress the thread may need (a collective
 // with them, a context id agreement one of them holds), would never run.
-// It polls instead, letting them run, and naps briefly when none can.
-// (libc's tryjoin directly: a sanitizer intercepting pthread_join already
-// accounts for this join.)
+// It parks until the thread's end wakes it (rank_threads.hpp), then joins
+// the thread, which is about done. A thread the registry does not know (made
+// before the rank ran, say) is polled for instead, with brief naps when no
+// other task can run. (libc's tryjoin directly: a sanitizer intercepting
+// pthread_join already accounts for this join.)
 __attribute__((visibility("default"))) int pthread_join(pthread_t thread, void** retval) {
     using JoinFn = int (*)(pthread_t, void**);
     static JoinFn real = next_symbol<JoinFn>("pthread_join");
     if (!mpc::sched::in_task()) return real(thread, retval);
+    if (mpc::host::rank_thread_await(thread)) return real(thread, retval);
     static JoinFn try_join = next_symbol<JoinFn>("pthread_tryjoin_np");
     for (;;) {
         const int rc = try_join(thread, retval);
@@ -158,6 +164,20 @@ __attribute__((visibility("default"))) int pthread_join(pthread_t thread, void**
             nanosleep(&nap, nullptr);
         }
     }
+}
+
+__attribute__((visibility("default"))) int on_exit(void (*fn)(int, void*), void* arg) {
+    using OnExitFn = int (*)(void (*)(int, void*), void*);
+    static OnExitFn real = next_symbol<OnExitFn>("on_exit");
+    if (mpc::host::defer_on_exit(fn, arg)) return 0;
+    return real(fn, arg);
+}
+
+__attribute__((visibility("default"))) ssize_t write(int fd, const void* buf, size_t len) {
+    using WriteFn = ssize_t (*)(int, const void*, size_t);
+    static WriteFn real = next_symbol<WriteFn>("write");
+    if (mpc::host::output_intercept(fd, buf, len)) return static_cast<ssize_t>(len);
+    return real(fd, buf, len);
 }
 
 // libstdc++ registers the destructor of every thread_local object through

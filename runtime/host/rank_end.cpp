@@ -1,6 +1,6 @@
 // What exit() does in a process, done per rank when the rank ends (see
-// host.hpp): its C++ thread_local destructors, then its atexit handlers and
-// static destructors.
+// host.hpp): its C++ thread_local destructors, then its atexit and on_exit
+// handlers and static destructors.
 #include <dlfcn.h>
 #include <link.h>
 
@@ -16,6 +16,7 @@
 #include "scheduler/scheduler.hpp"
 
 extern "C" void __cxa_finalize(void* dso);
+extern "C" int __cxa_atexit(void (*fn)(void*), void* arg, void* dso);
 
 namespace mpc::host {
 namespace {
@@ -86,6 +87,43 @@ uintptr_t load_base_of(void* dso) {
     return map->l_addr;
 }
 
+// ---- on_exit handlers ---------------------------------------------------------------
+
+// glibc keeps on_exit handlers for the process alone. A rank's become exit
+// handlers of its program image (through __cxa_atexit, so that they run in
+// registration order with its atexit handlers) and receive its status.
+struct OnExit {
+    void (*fn)(int, void*);
+    void* arg;
+};
+std::unordered_map<void*, int> g_exit_status;  // by rank (task owner), under g_mutex
+std::atomic<bool> g_any_on_exit{false};         // kept only once some rank has one
+
+void run_on_exit(void* p) {
+    auto* h = static_cast<OnExit*>(p);
+    int status = 0;
+    {
+        std::lock_guard<std::mutex> g(g_mutex);
+        auto it = g_exit_status.find(sched::current_owner());
+        if (it != g_exit_status.end()) status = it->second;
+    }
+    void (*fn)(int, void*) = h->fn;
+    void* arg = h->arg;
+    free(h);
+    fn(status, arg);
+}
+
+// The handle the image at `base` registers its atexit handlers with (its
+// __dso_handle, hidden in it), if it registered one already; else any
+// address inside it. Either way run_rank_exit finds it: the object's
+// handlers registered later come first in g_dsos, and run first, as they
+// would in a process.
+void* exit_handle_of(uintptr_t base) {
+    for (DsoNode* n = g_dsos.load(std::memory_order_acquire); n; n = n->next)
+        if (load_base_of(n->dso) == base) return n->dso;
+    return reinterpret_cast<void*>(base);
+}
+
 }  // namespace
 
 void set_program_tls(std::ptrdiff_t offset, size_t size) {
@@ -120,8 +158,24 @@ void note_exit_handler(void* dso) {
     }
 }
 
-void run_rank_exit(const std::vector<uintptr_t>& objects) {
+bool defer_on_exit(void (*fn)(int, void*), void* arg) {
+    const std::vector<uintptr_t>* objects = caller_images();
+    if (!objects || objects->empty()) return false;  // the process's (shared images)
+    auto* h = static_cast<OnExit*>(malloc(sizeof(OnExit)));
+    if (!h) return false;
+    h->fn = fn;
+    h->arg = arg;
+    g_any_on_exit.store(true, std::memory_order_relaxed);
+    // Ours: it notes the handle, then glibc keeps the handler.
+    return __cxa_atexit(run_on_exit, h, exit_handle_of(objects->front())) == 0;
+}
+
+void run_rank_exit(const std::vector<uintptr_t>& objects, int status) {
     if (!sched::in_task()) return;
+    if (g_any_on_exit.load(std::memory_order_relaxed)) {
+        std::lock_guard<std::mutex> g(g_mutex);
+        g_exit_status[sched::current_owner()] = status;
+    }
     run_thread_locals();
     if (objects.empty()) return;
     // glibc runs (and forgets) the handlers an object registered, as dlclose

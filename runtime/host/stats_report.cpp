@@ -1,7 +1,9 @@
 // The statistics report printed at the end of a run with MPC_STATS=1 (mpcrun
 // --stats): per rank, the network work requests it processed for itself and
 // those processed for it by other ranks (same NUMA node or not), rendezvous
-// timers, and per MPI function the calls and time summed over the node's ranks.
+// timers, messages sent per path, polls, inbox drains by others and waits;
+// per MPI function the calls and time summed over the node's ranks. The same
+// counters are performance variables of the tools interface (MPI_T).
 #include <unistd.h>
 
 #include <algorithm>
@@ -52,18 +54,44 @@ void report_statistics(ib::Network* net) {
                  static_cast<unsigned long long>(s.stolen_other_numa),
                  static_cast<unsigned long long>(s.rndv_count),
                  avg_us(s.rndv_req_to_ack_ns, s.rndv_count),
-                 avg_us(s.rndv_matching_ns, s.rndv_matched),
-                 avg_us(s.wr_reception_ns, s.wr_received));
+                 avg_us(s.rndv_matching_ns, s.rndv_matched), avg_us(s.wr_reception_ns, s.wr_timed));
         }
+    }
+    // Messages per path (sent), polls, inbox drains by others and waits.
+    line("mpcx stats: %6s %9s %9s %9s %9s %9s %9s %12s %12s %10s %8s %9s %10s", "rank", "slot",
+         "cell", "intra-rdv", "eager", "frag", "net-rdv", "intra-bytes", "net-bytes", "polls",
+         "stolen", "waits", "wait(ms)");
+    for (const mpi::RankState* r : w.locals) {
+        const mpi::TransportCounters& t = r->transport;
+        auto get = [](const std::atomic<uint64_t>& a) {
+            return static_cast<unsigned long long>(a.load(std::memory_order_relaxed));
+        };
+        ib::RankNetStats s;
+        if (net) s = net->stats(r->local_index);
+        unsigned long long intra_bytes = 0, net_bytes = 0;
+        for (const auto& b : t.bytes) intra_bytes += get(b);
+        for (uint64_t b : s.sent_bytes) net_bytes += b;
+        line(
+            "mpcx stats: %6d %9llu %9llu %9llu %9llu %9llu %9llu %12llu %12llu %10llu %8llu %9llu "
+            "%10.3f",
+            r->world_rank, get(t.msgs[mpi::TransportCounters::IntraSlot]),
+            get(t.msgs[mpi::TransportCounters::IntraCell]),
+            get(t.msgs[mpi::TransportCounters::IntraRendezvous]),
+            static_cast<unsigned long long>(s.sent_msgs[ib::RankNetStats::Eager]),
+            static_cast<unsigned long long>(s.sent_msgs[ib::RankNetStats::Fragments]),
+            static_cast<unsigned long long>(s.sent_msgs[ib::RankNetStats::Rendezvous]), intra_bytes,
+            net_bytes, get(r->polls), get(t.stolen), get(t.waits),
+            static_cast<double>(get(t.wait_ns)) / 1e6);
     }
     // Per function, summed over this node's ranks.
     const size_t nfn = static_cast<size_t>(mpi::gen::Fn::kCount);
     std::vector<mpi::FnStats> sum(nfn);
     for (mpi::RankState* r : w.locals) {
-        if (!r->fn_stats) continue;
+        mpi::FnStats* fs = r->fn_stats.load(std::memory_order_acquire);
+        if (!fs) continue;
         for (size_t f = 0; f < nfn; ++f) {
-            sum[f].calls += r->fn_stats[f].calls;
-            sum[f].ns += r->fn_stats[f].ns;
+            sum[f].calls += fs[f].calls;
+            sum[f].ns += fs[f].ns;
         }
     }
     line("mpcx stats: %-28s %12s %14s %12s", "function", "calls", "time(ms)", "per call(us)");

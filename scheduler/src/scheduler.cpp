@@ -1,5 +1,7 @@
 #include "scheduler/scheduler.hpp"
 
+#include <sched.h>
+
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -123,13 +125,23 @@ void yield(bool poll_first) {
 
 namespace {
 std::atomic<bool> g_shared_cores{false};
+std::atomic<int> g_guest_threads{0};
 }  // namespace
 
-bool cores_shared() { return g_shared_cores.load(std::memory_order_relaxed); }
+bool cores_shared() {
+    return g_shared_cores.load(std::memory_order_relaxed) ||
+           g_guest_threads.load(std::memory_order_relaxed) > 0;
+}
+
+void guest_threads_add(int delta) { g_guest_threads.fetch_add(delta, std::memory_order_relaxed); }
 
 bool others_runnable() {
     Vp* vp = tl_vp;
     return vp && vp->has_runnable();
+}
+
+void relax() {
+    if (!tl_vp && cores_shared()) sched_yield();
 }
 
 void poll() {
@@ -161,7 +173,8 @@ bool guard_page_owner(const void* addr, void** owner) {
 
 // ---- Scheduler --------------------------------------------------------------------
 
-Scheduler::Scheduler(const Options& options) : options_(options) {
+Scheduler::Scheduler(const Options& options)
+    : options_(options), idle_spin_ns_(options.idle_spin_ns) {
     if (options_.num_vps < 1) options_.num_vps = 1;
     for (int i = 0; i < options_.num_vps; ++i) {
         vps_.push_back(new Vp(this, i, core_of_vp(options_, i)));
@@ -193,9 +206,15 @@ Task* Scheduler::spawn(int vp_index, void (*fn)(void*), void* arg, void* owner) 
     t->arg = arg;
     t->owner = owner;
     t->stack = Stack(options_.stack_size);
-    if (options_.task_tls_size) {
-        t->tls.reset(new char[options_.task_tls_size]);
-        memcpy(t->tls.get(), options_.task_tls_init, options_.task_tls_size);
+    if (!options_.task_tls.empty()) {
+        size_t total = 0;
+        for (const TlsRegion& r : options_.task_tls) total += r.size;
+        t->tls.reset(new char[total]);
+        char* at = t->tls.get();
+        for (const TlsRegion& r : options_.task_tls) {
+            memcpy(at, r.init, r.size);
+            at += r.size;
+        }
     }
     t->context.task = t;
     fiber_sanitizer_init(t->context.san, static_cast<char*>(t->stack.top()) - t->stack.size(),

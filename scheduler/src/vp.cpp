@@ -1,5 +1,6 @@
 #include "vp.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -43,14 +44,31 @@ void task_entry(ctx::transfer_t from) {
 
 }  // namespace
 
-Vp::Vp(Scheduler* sched, int index, int core) : sched_(sched), index_(index), core_(core) {}
+Vp::Vp(Scheduler* sched, int index, int core)
+    : sched_(sched),
+      index_(index),
+      core_(core),
+      tls_(sched->options().task_tls.data()),
+      tls_count_(sched->options().task_tls.size()) {}
 
 void Vp::jump(Context* from, Context* to) {
     Task* self = from->task;
-    if (const size_t size = sched_->options().task_tls_size) {
-        char* region = static_cast<char*>(__builtin_thread_pointer()) - sched_->options().task_tls_offset;
-        if (self) memcpy(self->tls.get(), region, size);
-        if (to->task) memcpy(region, to->task->tls.get(), size);
+    if (const size_t n = tls_count_) {
+        char* tp = static_cast<char*>(__builtin_thread_pointer());
+        if (self) {
+            char* save = self->tls.get();
+            for (size_t i = 0; i < n; ++i) {
+                memcpy(save, tp - tls_[i].offset, tls_[i].size);
+                save += tls_[i].size;
+            }
+        }
+        if (to->task) {
+            const char* load = to->task->tls.get();
+            for (size_t i = 0; i < n; ++i) {
+                memcpy(tp - tls_[i].offset, load, tls_[i].size);
+                load += tls_[i].size;
+            }
+        }
     }
     if (to->fctx == nullptr) {
         // First run of a task: build its initial frame on its stack.
@@ -73,9 +91,9 @@ Task* Vp::pick_next() {
     return ready_.pop();
 }
 
-void Vp::poll(bool idle) {
+bool Vp::poll(bool idle) {
     const ProgressHooks& h = sched_->hooks();
-    if (h.poll) h.poll(h.ctx, index_, idle);
+    return h.poll && h.poll(h.ctx, index_, idle);
 }
 
 // errno is the VP thread's, hence shared by its tasks: a switch keeps the
@@ -120,6 +138,7 @@ void Vp::sleep() {
         sleeping_.store(0);
         return;
     }
+    sched_->count_sleep();
     const ProgressHooks& h = sched_->hooks();
     if (h.block && h.wake) h.block(h.ctx, index_, &sleeping_);
     else runtime::futex_wait(&sleeping_, 1);
@@ -131,7 +150,7 @@ void Vp::run_loop() {
     fiber_sanitizer_init(idle_.san, nullptr, 0, true);
     if (sched_->options().bind) runtime::Topology::instance().bind_thread_to_core(core_);
     if (sched_->options().on_vp_start) sched_->options().on_vp_start(index_);
-    const int64_t spin_ns = sched_->options().idle_spin_ns;
+    const int64_t shared_spin_ns = sched_->options().shared_idle_spin_ns;
     int64_t idle_since = -1;
     for (;;) {
         if (Task* next = pick_next()) {
@@ -142,12 +161,13 @@ void Vp::run_loop() {
             continue;
         }
         if (sched_->all_done()) break;
-        poll(true);
+        const bool did = poll(true);
         if (has_runnable()) continue;
         int64_t now = runtime::now_ns();
-        if (idle_since < 0) {
+        if (idle_since < 0 || did) {
             idle_since = now;
-        } else if (now - idle_since > spin_ns) {
+        } else if (now - idle_since > (cores_shared() ? std::min(sched_->idle_spin_ns(), shared_spin_ns)
+                                                      : sched_->idle_spin_ns())) {
             sleep();
             idle_since = -1;
         } else {

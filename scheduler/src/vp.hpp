@@ -33,7 +33,7 @@ public:
     void* owner = nullptr;
     Stack stack;
     Waiter waiter;
-    std::unique_ptr<char[]> tls;  // this task's copy of the private TLS region
+    std::unique_ptr<char[]> tls;  // this task's copies of the private TLS regions, in order
     bool finished = false;
     Task* next = nullptr;  // intrusive run-queue link
 };
@@ -77,7 +77,7 @@ public:
     // Leaves cur, after running the progress hook if poll_first; requeue=true
     // keeps it runnable.
     void switch_out(Task* cur, bool requeue, bool poll_first = true);
-    void poll(bool idle);
+    bool poll(bool idle);
     bool has_runnable() const {
         return !ready_.empty() || inbox_nonempty_.load(std::memory_order_relaxed);
     }
@@ -102,6 +102,8 @@ private:
     int core_;
     Context idle_;
     Task* current_ = nullptr;
+    const TlsRegion* tls_;  // the task-private TLS regions (Options::task_tls)
+    size_t tls_count_;
     TaskQueue ready_;  // only the VP's thread touches it
 
     alignas(runtime::kCacheLine) runtime::SpinLock inbox_lock_;

@@ -69,7 +69,7 @@ FORTRAN_MODULE_RE = re.compile(r"^\s*module\s+(?!procedure\b)\w+", re.M | re.I)
 def discover_targets():
     """The benchmark programs that exist now (others are being written)."""
     targets = []
-    for name in ("pingpong", "allreduce_bench", "overlap"):
+    for name in ("pingpong", "allreduce_bench", "coll_bench", "overlap"):
         src = EXAMPLES / f"{name}.c"
         if src.exists():
             targets.append(Target(name, "c", [src]))

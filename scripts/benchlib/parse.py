@@ -61,6 +61,16 @@ def parse_allreduce(out):
     return rows
 
 
+def parse_coll(out):
+    """coll_bench: one line per collective and size (coll op bytes ranks latency_us iters)."""
+    rows = []
+    for m in re.finditer(r"^coll (\S+) (\d+) \d+ " + NUM + r" \d+( WRONG)?$", out, re.M):
+        rows.append((f"coll_us:{m.group(1)}@{m.group(2)}", fnum(m.group(3))))
+        if m.group(4):
+            rows.append(("verified", 0.0))
+    return rows
+
+
 def parse_overlap(out):
     rows = []
     for line in out.splitlines():

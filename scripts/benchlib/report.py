@@ -72,6 +72,10 @@ def key_metrics(app, metrics):
                             "bw_MBps@16777216") if m in metrics]
     elif app.startswith("allreduce"):
         want = sorted(m for m in metrics if m.startswith("allreduce_us@"))
+    elif app == "coll":  # by operation, then size
+        want = sorted((m for m in metrics if m.startswith("coll_us:")),
+                      key=lambda m: (m.split(":")[1].split("@")[0].lstrip("i"),
+                                     m.split(":")[1].startswith("i"), int(m.split("@")[1])))
     elif app == "overlap":
         sizes = sorted({int(m.split(":")[-1]) for m in metrics if m.startswith("overlap_ratio:")})
         for s in sizes:

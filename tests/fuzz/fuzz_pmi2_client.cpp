@@ -25,7 +25,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     shutdown(sv[1], SHUT_WR);  // then the end of stream, never a hang
     std::string error;
-    auto boot = mpc::runtime::pmi2::connect({sv[0], "fuzz-job", 1}, &error);
+    mpc::runtime::pmi2::ClientOptions options;
+    options.fd = sv[0];
+    options.jobid = "fuzz-job";
+    options.rank = 1;
+    auto boot = mpc::runtime::pmi2::connect(options, &error);
     if (boot && (boot->rank() < 0 || boot->rank() >= boot->size())) abort();
     boot.reset();  // closes sv[0]
     close(sv[1]);

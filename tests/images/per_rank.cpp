@@ -6,8 +6,8 @@
 //   exit           atexit handlers, static objects and static locals of each
 //                  rank run exactly once, at the rank's end, MPI finalized
 //   stdio          every line of every rank arrives whole (stdout and stderr)
-//   environment    one per node process: what a rank sets, the ranks of its
-//                  node process see, the others not
+//   environment    per rank: what a rank sets (setenv, unsetenv) only it
+//                  sees, through getenv and environ; the start-up one all see
 //   errno          an MPI call that switches ranks leaves the caller's errno
 //   signals        handlers are the process's: the last rank to install one
 //                  wins, and raise() runs it at once in the raising rank
@@ -154,26 +154,37 @@ void check_stdio(int rank) {
 
 // ---- Environment ------------------------------------------------------------------
 
-void check_environment(int rank, int size, MPI_Comm node) {
-    int local_size;
-    MPI_Comm_size(node, &local_size);
-    std::vector<int> local(static_cast<size_t>(local_size));
-    MPI_Allgather(&rank, 1, MPI_INT, local.data(), 1, MPI_INT, node);
-    std::vector<char> here(static_cast<size_t>(size), 0);
-    for (int r : local) here[static_cast<size_t>(r)] = 1;
-    // One rank at a time: glibc's setenv is not safe against a concurrent
-    // getenv, and ThreadSanitizer does not see the lock between two setenv.
-    for (int r = 0; r < size; ++r) {
-        if (r == rank)
-            setenv(("PER_RANK_TEST_" + std::to_string(rank)).c_str(), std::to_string(rank).c_str(),
-                   1);
-        MPI_Barrier(MPI_COMM_WORLD);
+extern "C" char** environ;
+
+// Entries of environ named PER_RANK_TEST_*, and whether the one of `rank` is there.
+int test_entries(int rank, bool* own) {
+    const std::string mine = "PER_RANK_TEST_" + std::to_string(rank) + "=";
+    int n = 0;
+    *own = false;
+    for (char** e = environ; e && *e; ++e) {
+        if (std::string(*e).rfind("PER_RANK_TEST_", 0) == 0) ++n;
+        if (std::string(*e).rfind(mine, 0) == 0) *own = true;
     }
+    return n;
+}
+
+void check_environment(int rank, int size) {
+    const char* path = getenv("PATH");  // the node process's, seen by every rank
+    EXPECT("PATH from the start-up environment", path != nullptr, true);
+    setenv(("PER_RANK_TEST_" + std::to_string(rank)).c_str(), std::to_string(rank).c_str(), 1);
+    MPI_Barrier(MPI_COMM_WORLD);  // every rank has set its own
     for (int r = 0; r < size; ++r) {
         const char* v = getenv(("PER_RANK_TEST_" + std::to_string(r)).c_str());
-        EXPECT("rank r's variable seen", v != nullptr, here[static_cast<size_t>(r)] != 0);
-        if (v) EXPECT("rank r's variable", atoi(v), r);
+        EXPECT("a rank sees its own variable, and only its own", v != nullptr, r == rank);
+        if (v) EXPECT("its value", atoi(v), r);
     }
+    bool own = false;
+    EXPECT("variables of this test in environ", test_entries(rank, &own), 1);
+    EXPECT("its own among them", own, true);
+    unsetenv(("PER_RANK_TEST_" + std::to_string(rank)).c_str());
+    EXPECT("unset", getenv(("PER_RANK_TEST_" + std::to_string(rank)).c_str()) == nullptr, true);
+    EXPECT("unset from environ", test_entries(rank, &own), 0);
+    EXPECT("PATH still there", getenv("PATH") != nullptr, true);
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
@@ -245,7 +256,7 @@ int main(int argc, char** argv) {
     check_thread_locals(g_rank);
     check_exit_and_statics(g_rank);
     check_stdio(g_rank);
-    check_environment(g_rank, size, node);
+    check_environment(g_rank, size);
     check_errno(g_rank);
     check_signals(node);
     MPI_Comm_free(&node);

@@ -24,9 +24,19 @@ mpcrun_staged=$(find "$work/stage" -path '*/bin/mpcrun' | head -1)
 mv "$(dirname "$(dirname "$mpcrun_staged")")" "$work/moved"
 prefix="$work/moved"
 rm -rf "$work/stage"
-for f in bin/mpcrun bin/mpicc bin/mpicxx include/mpi.h share/doc/fibermpi/README.md; do
+for f in bin/mpcrun bin/mpiexec bin/mpirun bin/mpicc bin/mpicxx include/mpi.h \
+    share/doc/fibermpi/README.md share/man/man1/mpcrun.1 share/man/man1/mpiexec.1 \
+    share/man/man1/mpirun.1 share/man/man1/mpicc.1 share/man/man1/mpicxx.1; do
     [ -e "$prefix/$f" ] || fail "$f is not installed"
 done
+# The man pages and --help say the same (one source): every option of one is in the other.
+"$prefix/bin/mpiexec" --help | grep -q -- "-genvall" || fail "mpiexec --help lacks -genvall"
+grep -q 'genvall' "$prefix/share/man/man1/mpcrun.1" || fail "mpcrun.1 lacks -genvall"
+"$prefix/bin/mpicc" --help | grep -q -- "-showme:incdirs" || fail "mpicc --help lacks -showme:incdirs"
+if command -v man >/dev/null 2>&1; then
+    MANPATH="$prefix/share/man" man -P cat mpiexec 2>/dev/null | grep -q "mpiexec, mpirun" ||
+        fail "man mpiexec does not show the page from the prefix"
+fi
 lib=$(find "$prefix" -name 'libfibermpi.so.0' | head -1)
 [ -n "$lib" ] || fail "libfibermpi.so.0 (soname) is not installed"
 pc=$(find "$prefix" -name 'fibermpi.pc' | head -1)
@@ -38,7 +48,7 @@ pc=$(find "$prefix" -name 'fibermpi.pc' | head -1)
 
 run() {  # program: 3 ranks say hello, with the installed library
     ldd "$1" | grep -q "libfibermpi.so.0 => $prefix/" || fail "$1 does not load the installed library: $(ldd "$1")"
-    out=$("$prefix/bin/mpcrun" -n 3 -N 2 "$1") || fail "$1: exit status $?: $out"
+    out=$("$prefix/bin/${2:-mpcrun}" -n 3 -N 2 "$1") || fail "$1: exit status $?: $out"
     n=$(printf '%s\n' "$out" | grep -c "^hello from rank [0-2] of 3$")
     [ "$n" -eq 3 ] || fail "$1 printed: $out"
 }
@@ -48,12 +58,12 @@ run "$work/hello_c"
 # shellcheck disable=SC2086
 "$prefix/bin/mpicxx" $sanitize -x c++ "$src/hello.c" -o "$work/hello_cxx" ||
     fail "mpicxx could not build hello.c as C++"
-run "$work/hello_cxx"
+run "$work/hello_cxx" mpiexec
 flags=$(PKG_CONFIG_PATH="$(dirname "$pc")" pkg-config --cflags --libs fibermpi) ||
     fail "pkg-config --cflags --libs fibermpi failed"
 case "$flags" in *"$prefix"*) ;; *) fail "pkg-config flags do not name the moved prefix: $flags" ;; esac
 # shellcheck disable=SC2086
 ${CC:-cc} $sanitize -fPIE -pie "$src/hello.c" -o "$work/hello_pc" $flags -Wl,-rpath,"$(dirname "$lib")" ||
     fail "cc with pkg-config's flags could not build hello.c"
-run "$work/hello_pc"
+run "$work/hello_pc" mpirun
 echo "PASS: installed, moved to another prefix; mpicc, mpicxx and pkg-config builds ran"

@@ -8,7 +8,10 @@
 # waits for it and exits with its status, 128+N for signal N. Each call
 # appends "HOST NODE" to $FAKE_SSH_LOG when that is set, NODE being the
 # MPC_NODE_ID the command sets (the calls run at once: their order is not
-# the node processes' order).
+# the node processes' order). For security_check.py: FAKE_SSH_HOLD=NODE:FILE
+# holds node process NODE back until FILE exists; FAKE_SSH_SECRET=FILE copies
+# the first line of standard input (the job's secret, as ssh would carry it)
+# into FILE, standing for someone who learned it.
 while [ $# -gt 0 ]; do
     case "$1" in
         -o | -p | -l | -i) shift 2 ;;
@@ -23,9 +26,19 @@ case "$host" in
     localhost | 127.* | "$(hostname)" | "$(hostname -s)") ;;
     *) echo "ssh: Could not resolve hostname $host" >&2; exit 255 ;;
 esac
+node=$(printf '%s\n' "$*" | sed -n "s/.*MPC_NODE_ID='*\([0-9][0-9]*\).*/\1/p")
 if [ -n "${FAKE_SSH_LOG:-}" ]; then
-    node=$(printf '%s\n' "$*" | sed -n "s/.*MPC_NODE_ID='\{0,1\}\([0-9][0-9]*\).*/\1/p")
     echo "$host ${node:-?}" >>"$FAKE_SSH_LOG"
+fi
+if [ -n "${FAKE_SSH_HOLD:-}" ] && [ "${FAKE_SSH_HOLD%%:*}" = "${node:-}" ]; then
+    while [ ! -e "${FAKE_SSH_HOLD#*:}" ]; do sleep 0.05; done
+fi
+if [ -n "${FAKE_SSH_SECRET:-}" ] && [ "${node:-}" = 0 ]; then
+    IFS= read -r secret
+    printf '%s\n' "$secret" >"$FAKE_SSH_SECRET"
+    { printf '%s\n' "$secret"; exec cat; } | env -i PATH="$PATH" HOME="${HOME:-/}" setsid sh -c "$*" &
+    wait $!
+    exit $?
 fi
 # stdin kept explicitly: an asynchronous command would otherwise read /dev/null.
 exec 3<&0

@@ -24,6 +24,10 @@ from jobcheck import MARKER, job_processes, leftovers
 MPCRUN, PROBE, CASE = sys.argv[1], sys.argv[2], sys.argv[3]
 FAKE_SSH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_ssh.sh")
 RANK_LAYOUT = os.environ.get("RANK_LAYOUT", "")
+OUTPUT_RANKS = os.environ.get("OUTPUT_RANKS", "")
+# mpiexec and mpirun: mpcrun under the names scripts use.
+MPIEXEC = os.path.join(os.path.dirname(MPCRUN), "mpiexec")
+MPIRUN = os.path.join(os.path.dirname(MPCRUN), "mpirun")
 STARTED = []  # mpcrun processes started with Popen, killed when a check fails
 
 
@@ -45,10 +49,10 @@ def expect_no_leftovers(within=3.0):
         fail(f"processes left behind: {left}")
 
 
-def run(args, expect, stdin=subprocess.DEVNULL, max_seconds=None, env=None):
+def run(args, expect, stdin=subprocess.DEVNULL, max_seconds=None, env=None, program=None):
     start = time.monotonic()
-    result = subprocess.run([MPCRUN] + args, stdin=stdin, capture_output=True, text=True,
-                            timeout=60, env=env)
+    result = subprocess.run([program or MPCRUN] + args, stdin=stdin, capture_output=True,
+                            text=True, timeout=60, env=env)
     took = time.monotonic() - start
     if result.returncode != expect:
         fail(f"mpcrun {' '.join(args)}: exit status {result.returncode}, expected {expect}",
@@ -205,6 +209,13 @@ def case_hydra():
     if r.returncode != 0 or r.stdout.count("pmi ok") != 3:
         fail("pmi_probe kvs under hydra", r)
     expect_no_leftovers()
+    # MPI between node processes started by hydra: node process 0 makes the
+    # job's secret and publishes it through hydra's key-value store.
+    r = subprocess.run([hydra, "-n", "3", RANK_LAYOUT, "block", "3", MARKER],
+                       capture_output=True, text=True, timeout=60)
+    if r.returncode != 0 or "rank_layout: block 3 ok" not in r.stdout:
+        fail("rank_layout over 3 node processes under hydra", r)
+    expect_no_leftovers()
 
 
 def ssh_env(**extra):
@@ -261,10 +272,17 @@ def case_hostfile():
                 expect=0, max_seconds=20, env=ssh_env())
         if "rank_layout: block 2 ok" not in r.stdout:
             fail("rank_layout over the 2 hosts of a host file", r)
+        # Open MPI's and hydra's slot counts are read and dropped.
+        with open(hostfile, "w") as f:
+            f.write(f"localhost slots=4 max_slots=8\n{here}:2\n")
+        r = run(["-n", "5", "--hostfile", hostfile, RANK_LAYOUT, "block", "2", MARKER],
+                expect=0, max_seconds=20, env=ssh_env())
+        if "rank_layout: block 2 ok" not in r.stdout:
+            fail("a host file with slot counts", r)
         with open(hostfile, "a") as f:
-            f.write("other slots=4\n")
+            f.write("other cpus=4\n")
         r = run(["-n", "5", "--hostfile", hostfile, "true"], expect=2, env=ssh_env())
-        if "slots=4" not in r.stderr or "use -p" not in r.stderr:
+        if "cpus=4" not in r.stderr or "use -p" not in r.stderr:
             fail("a host file line with more than a name: no clear error", r)
 
 
@@ -345,6 +363,155 @@ def case_launch_errors():
                        env=dict(env, MPC_MAP="diagonal"))
     if r.returncode != 2 or "MPC_MAP=diagonal" not in r.stderr:
         fail("MPC_MAP=diagonal: expected a usage error", r)
+
+
+def case_dropin_output():
+    """--tag-output, -prepend-rank, --output-filename: each line marked with
+    the rank that wrote it (whatever wrote it), or in that rank's file."""
+    def expect_lines(r, mark):
+        for rank in range(3):
+            for line, stream in ((f"first of rank {rank}, still rank {rank}", r.stdout),
+                                 (f"write of rank {rank}", r.stdout),
+                                 (f"unfinished of rank {rank}", r.stdout),
+                                 (f"error line of rank {rank}", r.stderr)):
+                want = mark(rank, stream is r.stderr) + line
+                if want not in stream.split("\n"):
+                    fail(f"no line {want!r}", r)
+    for spelling in ("--tag-output", "-tag-output"):
+        r = run(["-np", "3", "-N", "2", spelling, OUTPUT_RANKS, MARKER], expect=0, max_seconds=10,
+                program=MPIRUN)
+        expect_lines(r, lambda k, err: f"[1,{k}]<{'stderr' if err else 'stdout'}>:")
+    for spelling in ("-prepend-rank", "-l"):
+        r = run(["-n", "3", spelling, OUTPUT_RANKS, MARKER], expect=0, max_seconds=10,
+                program=MPIEXEC)
+        expect_lines(r, lambda k, err: f"[{k}] ")
+    for spelling in ("--output-filename", "-output-filename"):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "out")
+            r = run(["-np", "3", "-N", "2", spelling, out, OUTPUT_RANKS, MARKER], expect=0,
+                    max_seconds=10, program=MPIRUN)
+            if r.stdout.strip():
+                fail("output went to mpcrun's stdout too", r)
+            for rank in range(3):
+                with open(os.path.join(out, "1", f"rank.{rank}", "stdout")) as f:
+                    got = f.read()
+                want = (f"first of rank {rank}, still rank {rank}\nwrite of rank {rank}\n"
+                        f"unfinished of rank {rank}\n")
+                if got != want:
+                    fail(f"rank {rank}'s stdout file holds {got!r}, expected {want!r}", r)
+                with open(os.path.join(out, "1", f"rank.{rank}", "stderr")) as f:
+                    if f.read() != f"error line of rank {rank}\n":
+                        fail(f"rank {rank}'s stderr file", r)
+
+
+def case_dropin_env():
+    """-x, -genv, -env: values reach every node process; -np, --np, --n, -n."""
+    show = 'echo "node=$MPC_NODE_ID a=${A:-unset} b=${B:-unset} c=${C:-unset}"'
+    for spelling in ("-np", "--np", "--n", "-n"):
+        r = run([spelling, "2", "-N", "2", "-x", "A=1", "-genv", "B", "two words", "-env", "C",
+                 "", "sh", "-c", show, MARKER], expect=0, max_seconds=10, program=MPIEXEC)
+        for node in (0, 1):
+            if f"node={node} a=1 b=two words c=unset" not in r.stdout:
+                fail(f"{spelling}: node {node} did not see -x/-genv/-env", r)
+
+
+def case_dropin_hosts():
+    """--host/-H/-host/-hosts with slot counts, -f/-machinefile, -ppn, -genvall
+    over the (fake) remote shell."""
+    here = socket.gethostname()
+    with tempfile.TemporaryDirectory() as tmp:
+        log = os.path.join(tmp, "hosts")
+        for spelling in ("--host", "-H", "-host", "-hosts"):
+            open(log, "w").close()
+            r = run(["-np", "4", spelling, f"localhost:2,{here}:2", RANK_LAYOUT, "block", "2",
+                     MARKER], expect=0, max_seconds=20, env=ssh_env(FAKE_SSH_LOG=log),
+                    program=MPIRUN)
+            if "rank_layout: block 2 ok" not in r.stdout or \
+                    logged_hosts(log) != ["localhost", here]:
+                fail(f"{spelling} with slot counts: {logged_hosts(log)}", r)
+        machines = os.path.join(tmp, "machines")
+        with open(machines, "w") as f:
+            f.write(f"localhost:2\n{here}:2\nlocalhost:2\n")
+        for spelling in ("-f", "-machinefile", "--machinefile", "-hostfile"):
+            open(log, "w").close()
+            # -ppn 2 with 4 ranks: the first 2 of the 3 hosts.
+            r = run(["-n", "4", "-ppn", "2", spelling, machines, RANK_LAYOUT, "block", "2",
+                     MARKER], expect=0, max_seconds=20, env=ssh_env(FAKE_SSH_LOG=log),
+                    program=MPIEXEC)
+            if "rank_layout: block 2 ok" not in r.stdout or len(logged_hosts(log)) != 2:
+                fail(f"{spelling} and -ppn 2: hosts {logged_hosts(log)}", r)
+        # -ppn without -n: ranks = 2 per node x 3 nodes.
+        r = run(["-ppn", "2", "-f", machines, RANK_LAYOUT, "block", "3", MARKER], expect=0,
+                max_seconds=20, env=ssh_env(), program=MPIEXEC)
+        if "rank_layout: block 3 ok" not in r.stdout:
+            fail("-ppn 2 over 3 hosts without -n", r)
+        # -genvall: every variable crosses the remote shell; otherwise not.
+        show = 'echo "node=$MPC_NODE_ID other=${OTHER:-unset}"'
+        env = ssh_env(OTHER="kept")
+        r = run(["-n", "2", "-hosts", "localhost,localhost", "-genvall", "sh", "-c", show,
+                 MARKER], expect=0, max_seconds=10, env=env, program=MPIEXEC)
+        if "node=1 other=kept" not in r.stdout:
+            fail("-genvall did not pass OTHER to a remote node process", r)
+        r = run(["-n", "2", "-hosts", "localhost,localhost", "sh", "-c", show, MARKER],
+                expect=0, max_seconds=10, env=env, program=MPIEXEC)
+        if "node=1 other=unset" not in r.stdout:
+            fail("without -genvall OTHER should stay here", r)
+
+
+def case_dropin_placement():
+    """--map-by/-map-by, --bind-to/-bind-to, --oversubscribe: what node processes see."""
+    show = 'echo "node=$MPC_NODE_ID bind=${MPC_BIND:-unset} map=$MPC_MAP"'
+    for args, bind, mapping in ((["--map-by", "node", "--bind-to", "core"], "1", "cyclic"),
+                                (["-map-by", "slot", "-bind-to", "none"], "0", "block"),
+                                (["--map-by", "core:PE=1", "-bind-to", "socket"], "0", "block"),
+                                (["--oversubscribe", "-oversubscribe", "-bind-to", "hwthread"],
+                                 "1", "block")):
+        r = run(["-np", "2", "-N", "2"] + args + ["sh", "-c", show, MARKER], expect=0,
+                max_seconds=10, program=MPIRUN)
+        for node in (0, 1):
+            if f"node={node} bind={bind} map={mapping}" not in r.stdout:
+                fail(f"{args}: node {node} saw something else", r)
+    # Real ranks, mapped round the node processes by --map-by node.
+    r = run(["-np", "6", "-N", "3", "--map-by", "node", RANK_LAYOUT, "cyclic", "3", MARKER],
+            expect=0, max_seconds=10, program=MPIRUN)
+    if "rank_layout: cyclic 3 ok" not in r.stdout:
+        fail("--map-by node did not deal the ranks out", r)
+
+
+def case_dropin_timeout():
+    """MPIEXEC_TIMEOUT, and -timeout: the job ends with status 124."""
+    env = dict(os.environ, MPIEXEC_TIMEOUT="1")
+    r = run(probe(2, "hang"), expect=124, max_seconds=6, env=env, program=MPIEXEC)
+    if "time limit" not in r.stderr:
+        fail("MPIEXEC_TIMEOUT: no time limit message", r)
+    r = run(["-timeout", "1"] + probe(2, "hang"), expect=124, max_seconds=6, program=MPIRUN)
+    r = run(probe(2, "hang"), expect=2, env=dict(os.environ, MPIEXEC_TIMEOUT="soon"),
+            program=MPIEXEC)
+    if "MPIEXEC_TIMEOUT=soon" not in r.stderr:
+        fail("a bad MPIEXEC_TIMEOUT: no usage error", r)
+
+
+def case_dropin_info():
+    """--version, --help, --info, and usage errors under each name."""
+    for program, name in ((MPIEXEC, "mpiexec"), (MPIRUN, "mpirun"), (MPCRUN, "mpcrun")):
+        for spelling in ("--version", "-version", "-V"):
+            r = subprocess.run([program, spelling], capture_output=True, text=True, timeout=10)
+            if r.returncode != 0 or not r.stdout.startswith(f"{name} (fibermpi) "):
+                fail(f"{name} {spelling}: {r.stdout!r}", r)
+        for spelling in ("--help", "-help", "-h"):
+            r = subprocess.run([program, spelling], capture_output=True, text=True, timeout=10)
+            if r.returncode != 0 or "usage: mpcrun" not in r.stdout or "-genvall" not in r.stdout:
+                fail(f"{name} {spelling}: no help", r)
+        r = subprocess.run([program, "--frobnicate", "x"], capture_output=True, text=True,
+                           timeout=10)
+        if r.returncode != 2 or f"{name}: unknown option '--frobnicate'" not in r.stderr or \
+                "usage: mpcrun" not in r.stderr:
+            fail(f"{name}: an unknown option must give the usage line and status 2", r)
+    r = subprocess.run([MPIEXEC, "--info"], capture_output=True, text=True, timeout=30)
+    for part in ("fibermpi ", "build:", "network drivers:", "tcp", "ofi", "verbs",
+                 "progress modes:", "collaborative", "security:", "interface lo"):
+        if r.returncode != 0 or part not in r.stdout:
+            fail(f"--info lacks {part!r}", r)
 
 
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}

@@ -80,6 +80,9 @@ def salloc_cases():
     run(SALLOC + [MPCRUN, "-n", "6", "-p", "2", "--map", "cyclic", RANK_LAYOUT, "cyclic", "2",
                   MARKER], 0, stdout_has=[r"^rank_layout: cyclic 2 ok$"])
     run(SALLOC + [MPCRUN, "-n", "5", "-p", "3", WORLD_INFO, "5", MARKER], 0)
+    # mpiexec is mpcrun: the same inside an allocation, with hydra's -ppn.
+    mpiexec = os.path.join(os.path.dirname(MPCRUN), "mpiexec")
+    run(SALLOC + [mpiexec, "-np", "4", "-p", "2", "-ppn", "4", WORLD_INFO, "4", MARKER], 0)
     r = run(SALLOC + [MPCRUN, "-n", "4", "-p", "2", PROBE, "exit3", MARKER], 3,
             stderr_has=[r"srun \(node processes 0-1"], max_seconds=15)
     run(SALLOC + [MPCRUN, "-n", "2", "-p", "2", PROBE, "abort", MARKER], 7,

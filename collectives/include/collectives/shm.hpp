@@ -16,13 +16,15 @@
 // path) and the data size. Waiting polls and yields like any MPI wait (an idle
 // member progresses the node's network), then parks until a member moves.
 //
-// Nonblocking Barrier and Allreduce take the same path when the whole
-// communicator lives in this node process: the request's steps advance
-// whenever someone polls the owner's operations (in collaborative mode an idle
-// rank does a computing rank's share of the reduction for it). Other
-// nonblocking collectives use schedules (schedule.hpp).
+// The nonblocking forms take the same path when the whole communicator lives
+// in this node process: the request's steps advance whenever someone polls
+// the owner's operations (in collaborative mode an idle rank does a computing
+// rank's share of the work for it). Nonblocking Bcast and Reduce, and every
+// nonblocking collective of a communicator spread over node processes, use
+// schedules (schedule.hpp).
 #pragma once
 
+#include "mpi.h"
 #include "mpi_api/comm.hpp"
 #include "mpi_api/datatype.hpp"
 #include "mpi_api/op.hpp"
@@ -32,6 +34,9 @@ namespace mpc::coll::shm {
 using mpi::Comm;
 using mpi::Datatype;
 using mpi::Op;
+
+// Registers MPC_COLL_SHM as a control variable of the tools interface (MPI_T).
+void register_tool_variables();
 
 // True when c's blocking collectives run here: an intracommunicator of one
 // rank, or one with several ranks in some node process (and MPC_COLL_SHM is
@@ -54,5 +59,47 @@ bool eligible_nonblocking(Comm* c, const Op* op);
 MPI_Request ibarrier(Comm* c);
 MPI_Request iallreduce(const void* sendbuf, void* recvbuf, int count, Datatype* type, const Op* op,
                        Comm* c);
+
+// The other collectives, as the MPI functions (arguments checked by the MPI
+// layer; collectives.hpp says which are significant where). Blocking when
+// request is null: c must be eligible(), (eligible(c, op) for the reductions)
+// and the result is an MPI error code. Otherwise the nonblocking form: c must
+// be eligible_nonblocking() (eligible_nonblocking(c, op)), the new request's
+// handle goes to *request and the result is MPI_SUCCESS. A communicator spread
+// over node processes runs hierarchically where that pays, otherwise its
+// schedule.
+int gather(const void* sendbuf, int sendcount, Datatype* sendtype, void* recvbuf, int recvcount,
+           Datatype* recvtype, int root, Comm* c, MPI_Request* request = nullptr);
+int gatherv(const void* sendbuf, int sendcount, Datatype* sendtype, void* recvbuf,
+            const int* recvcounts, const int* displs, Datatype* recvtype, int root, Comm* c,
+            MPI_Request* request = nullptr);
+int scatter(const void* sendbuf, int sendcount, Datatype* sendtype, void* recvbuf, int recvcount,
+            Datatype* recvtype, int root, Comm* c, MPI_Request* request = nullptr);
+int scatterv(const void* sendbuf, const int* sendcounts, const int* displs, Datatype* sendtype,
+             void* recvbuf, int recvcount, Datatype* recvtype, int root, Comm* c,
+             MPI_Request* request = nullptr);
+int allgather(const void* sendbuf, int sendcount, Datatype* sendtype, void* recvbuf, int recvcount,
+              Datatype* recvtype, Comm* c, MPI_Request* request = nullptr);
+int allgatherv(const void* sendbuf, int sendcount, Datatype* sendtype, void* recvbuf,
+               const int* recvcounts, const int* displs, Datatype* recvtype, Comm* c,
+               MPI_Request* request = nullptr);
+int alltoall(const void* sendbuf, int sendcount, Datatype* sendtype, void* recvbuf, int recvcount,
+             Datatype* recvtype, Comm* c, MPI_Request* request = nullptr);
+int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, Datatype* sendtype,
+              void* recvbuf, const int* recvcounts, const int* rdispls, Datatype* recvtype, Comm* c,
+              MPI_Request* request = nullptr);
+// Displacements in bytes, one datatype per peer.
+int alltoallw(const void* sendbuf, const int* sendcounts, const MPI_Aint* sdispls,
+              Datatype* const* sendtypes, void* recvbuf, const int* recvcounts,
+              const MPI_Aint* rdispls, Datatype* const* recvtypes, Comm* c,
+              MPI_Request* request = nullptr);
+int reduce_scatter(const void* sendbuf, void* recvbuf, const int* recvcounts, Datatype* type,
+                   const Op* op, Comm* c, MPI_Request* request = nullptr);
+int reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, Datatype* type,
+                         const Op* op, Comm* c, MPI_Request* request = nullptr);
+int scan(const void* sendbuf, void* recvbuf, int count, Datatype* type, const Op* op, Comm* c,
+         MPI_Request* request = nullptr);
+int exscan(const void* sendbuf, void* recvbuf, int count, Datatype* type, const Op* op, Comm* c,
+           MPI_Request* request = nullptr);
 
 }  // namespace mpc::coll::shm

@@ -3,9 +3,11 @@
 // One Driver instance per node process: connection-oriented endpoints to every
 // other node process (shared by all ranks), a shared receive pool of
 // pre-posted registered buffers, sends, RDMA writes with 32-bit immediate
-// data, memory registration with remote keys, and exactly two completion
-// queues (send, receive) shared by all ranks. Everything above this interface
-// (protocols, flow control, matching, polling policy) is driver-independent.
+// data, RDMA reads and 8-byte remote atomics (for one-sided communication;
+// optional: a driver says whether it has them), memory registration with
+// remote keys, and exactly two completion queues (send, receive) shared by
+// all ranks. Everything above this interface (protocols, flow control,
+// matching, polling policy) is driver-independent.
 //
 // Threading: post_*, register_memory and repost_recv may be called by several
 // threads at once. poll_send_cq and poll_recv_cq are called by one thread at a
@@ -18,6 +20,8 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "runtime/auth.hpp"
 
 namespace mpc::ib {
 
@@ -47,7 +51,10 @@ struct Completion {
                       // both arrive after the data (ordered connections).
         Recv,         // a message landed in receive-pool buffer `buffer`
         WriteImm,     // a peer's post_write with immediate data landed here
+        Read,         // a post_read finished: the data is in the local buffer
+        Atomic,       // a post_atomic finished: the old value is in *result
     };
+    // Read and Atomic complete on the send CQ, as RDMA transports report them.
     // WriteImm and the receive pool: the caller never reposts anything for a
     // WriteImm. Where the transport consumes a pool buffer for it (verbs
     // always, ofi when the provider asks for FI_RX_CQ_DATA; tcp does not), the
@@ -73,12 +80,24 @@ struct DriverConfig {
     uint32_t recv_buffers = 256;     // buffers in the shared receive pool
     uint32_t send_queue_depth = 256; // outstanding sends+writes per connection
     std::string provider;          // ofi: libfabric provider name (default "tcp")
+    // The job's secret: every connection between node processes opens with
+    // the handshake of runtime/handshake.hpp over it (tcp, ofi).
+    runtime::auth::Secret secret;
+    // Every node process runs on this host: listeners bind loopback only;
+    // otherwise the job's interface (runtime/netif.hpp).
+    bool one_host = false;
 
     // What every driver's open() checks first.
     bool valid() const {
         return num_peers >= 1 && self >= 0 && self < num_peers && recv_buffers > 0 &&
                recv_buffer_size > 0 && send_queue_depth > 0;
     }
+};
+
+// 8-byte atomic operations on a peer's registered memory.
+enum class AtomicOp : uint8_t {
+    FetchAdd,     // *remote += operand
+    CompareSwap,  // if (*remote == compare) *remote = operand
 };
 
 class Driver {
@@ -95,6 +114,13 @@ public:
     // Registers memory for local access and remote writes.
     virtual Status register_memory(void* addr, size_t length, MemoryRegion* out) = 0;
     virtual void deregister_memory(MemoryRegion& mr) = 0;
+    // The key to give `peer` for writes into mr: a driver that binds keys to
+    // connections (tcp) answers a different one per peer, and a write from
+    // another peer with it fails as a bad key would.
+    virtual uint64_t remote_key_for(const MemoryRegion& mr, int peer) const {
+        (void)peer;
+        return mr.remote_key;
+    }
 
     // The shared receive pool: buffers are posted at open; a Recv completion
     // names one, and the caller gives it back with repost_recv once it has
@@ -117,6 +143,33 @@ public:
     virtual Status post_write(int peer, const void* buf, size_t len, void* desc,
                               uint64_t remote_addr, uint64_t remote_key, bool has_imm,
                               uint32_t imm, uint64_t context) = 0;
+
+    // RDMA read: len bytes of peer's registered memory at remote_addr into
+    // local registered memory (desc from its region); a Read completion on the
+    // send CQ says they are there. Drivers without it return Error.
+    virtual bool supports_read() const { return false; }
+    virtual Status post_read(int /*peer*/, void* /*buf*/, size_t /*len*/, void* /*desc*/,
+                             uint64_t /*remote_addr*/, uint64_t /*remote_key*/,
+                             uint64_t /*context*/) {
+        return Status::Error;
+    }
+    // An 8-byte atomic on peer's registered memory at remote_addr (8-byte
+    // aligned); the old value lands in *result (registered memory, desc) and
+    // an Atomic completion follows on the send CQ.
+    virtual Status post_atomic(int /*peer*/, AtomicOp /*op*/, uint64_t /*operand*/,
+                               uint64_t /*compare*/, uint64_t* /*result*/, void* /*desc*/,
+                               uint64_t /*remote_addr*/, uint64_t /*remote_key*/,
+                               uint64_t /*context*/) {
+        return Status::Error;
+    }
+    // True when post_atomic runs on the target node's CPU with its ordinary
+    // atomic instructions, in connection order with the messages posted
+    // before it (their receive completions reported first): then a peer's
+    // atomic and the target's own CPU atomics on the same word are atomic
+    // with each other, and ordered after the messages the peer sent before.
+    // One-sided communication uses the driver's atomics only then (NIC
+    // atomics are atomic among themselves, not with the CPU's).
+    virtual bool atomics_with_cpu() const { return false; }
 
     // Drain up to max completions; return how many were written to out. Every
     // field of each one written is set (callers reuse their arrays).

@@ -13,6 +13,12 @@
 // collaborative mode, steals from other ranks' lists (same NUMA node first):
 // matching their messages, copying into their buffers, answering their REQs.
 //
+// One-sided communication rides on the same connections: active messages for
+// the layer above, executed in arrival order by whoever drains this node's
+// completion queues (any polling rank, an idle VP, the progress thread), and
+// RDMA writes, reads and atomics on registered memory, all in one order per
+// connection.
+//
 // This room knows nothing about communicators or datatypes: matching happens
 // above, through Upcalls, and data lands through RecvTarget / SendSource.
 #pragma once
@@ -79,6 +85,19 @@ struct Upcalls {
     void* ctx = nullptr;
 };
 
+// The one-sided engine's side of its messages (see Network::rma_send).
+struct RmaHandler {
+    // A message from node process src_node. Runs under the network's poll
+    // (one at a time, in arrival order): must not block; may send.
+    void (*message)(void* ctx, int src_node, const void* data, size_t len) = nullptr;
+    void* ctx = nullptr;
+};
+// A one-sided transfer is locally complete (ok false: the network failed it).
+struct RmaDone {
+    void (*fn)(void* ctx, bool ok) = nullptr;
+    void* ctx = nullptr;
+};
+
 enum class ProgressMode { Wait, Collaborative, Thread };
 
 struct NetworkConfig {
@@ -106,9 +125,15 @@ struct NetworkLayout {
     std::vector<int> node_of;        // world rank -> node process
     std::vector<int> local_of;       // world rank -> local index on its node
     std::vector<int> local_numa;     // local index -> NUMA node of its core
+    bool one_host = false;           // every node process on this host (listeners bind loopback)
 };
 
 struct RankNetStats {
+    // Messages and bytes the rank sent per protocol, counted while
+    // runtime::tools::g_transport is open (MPC_STATS, or MPI_T handles).
+    enum Path : int { Eager, Fragments, Rendezvous, kPaths };
+    uint64_t sent_msgs[kPaths] = {};
+    uint64_t sent_bytes[kPaths] = {};
     uint64_t processed_self = 0;
     uint64_t stolen_same_numa = 0;
     uint64_t stolen_other_numa = 0;
@@ -118,7 +143,8 @@ struct RankNetStats {
     uint64_t rndv_matched = 0;          // rendezvous REQs matched for this rank
     uint64_t rndv_matching_ns = 0;      // sum: REQ arrived -> matched
     uint64_t wr_received = 0;           // work requests dispatched to this rank
-    uint64_t wr_reception_ns = 0;       // sum: dispatched -> processed
+    uint64_t wr_timed = 0;              // of which timed (transport gate open at dispatch)
+    uint64_t wr_reception_ns = 0;       // sum over those: dispatched -> processed
 };
 
 class Network {
@@ -156,6 +182,39 @@ public:
     virtual void block(int timeout_ms) = 0;
     virtual void interrupt() = 0;
 
+    // ---- One-sided communication ----
+    virtual void set_rma_handler(const RmaHandler& handler) = 0;
+    // Bytes an rma_send may carry.
+    virtual size_t rma_message_max() const = 0;
+    // Sends head then data as one message to node's RmaHandler; both are
+    // copied before the call returns. Ordered with every operation before it
+    // to that node: messages, RDMA writes, reads and atomics.
+    virtual void rma_send(int node, const void* head, size_t head_len, const void* data,
+                          size_t data_len) = 0;
+    // Registers [addr, addr+len) for peers' RDMA: what they need is stored in
+    // *remote_addr and *key. Returns the registration to give back, or null
+    // when the driver refuses it.
+    virtual void* rma_register(void* addr, size_t len, uint64_t* remote_addr, uint64_t* key) = 0;
+    virtual void rma_deregister(void* registration) = 0;
+    // The driver reads peer memory (rma_read may be used).
+    virtual bool rma_can_read() const = 0;
+    // The driver's 8-byte atomics are atomic with the target CPU's and
+    // ordered after the messages before them (Driver::atomics_with_cpu).
+    virtual bool rma_atomics() const = 0;
+    // Writes (reads) len contiguous bytes from (into) local memory, which is
+    // registered through the cache, to (from) node's registered memory at
+    // remote_addr; done runs once the local memory may be reused (holds the
+    // data). False when the local memory cannot be registered: nothing started.
+    virtual bool rma_write(int node, const void* local, size_t len, uint64_t remote_addr,
+                           uint64_t key, RmaDone done) = 0;
+    virtual bool rma_read(int node, void* local, size_t len, uint64_t remote_addr, uint64_t key,
+                          RmaDone done) = 0;
+    // An 8-byte atomic on node's registered memory; the old value is stored
+    // in *result before done runs. False when it cannot be started now.
+    virtual bool rma_atomic(int node, AtomicOp op, uint64_t operand, uint64_t compare,
+                            uint64_t* result, uint64_t remote_addr, uint64_t key,
+                            RmaDone done) = 0;
+
     virtual ProgressMode mode() const = 0;
     virtual const char* driver_name() const = 0;
     virtual size_t eager_limit() const = 0;
@@ -170,6 +229,11 @@ public:
     // the progress thread; the driver closes when the object is destroyed.
     virtual void shutdown() = 0;
 };
+
+// Registers the network's control and performance variables (MPI_T) with the
+// runtime's registry (runtime/tools.hpp); they read the running network, or
+// the settings alone while none runs. Call once per process.
+void register_tool_variables();
 
 // Invalidates registrations overlapping [addr, addr+len): memory is being
 // unmapped or freed. Called by the memory hooks; cheap when nothing is cached.

@@ -1,13 +1,24 @@
 // Connection set-up of the ofi driver: a passive endpoint listens from open
 // on; connect_all connects every pair once. The lower-numbered node process
 // of a pair connects and the higher one accepts, so no pair is connected
-// twice and no two processes wait for each other; the connect request carries
-// the connecting node's index, which is how the acceptor knows who called.
+// twice and no two processes wait for each other.
+//
+// Each connection proves the job's secret (runtime/handshake.hpp) within
+// the connection manager's private data, the only bytes that cross before
+// the acceptor decides:
+//   1. the connector's request carries a Request (who it claims to be); the
+//      acceptor rejects it, its rejection carrying a fresh Challenge;
+//   2. the connector connects again with that challenge and its Proof; the
+//      acceptor checks both (the challenge must be one it issued and has not
+//      seen answered) and accepts with the Confirm, which the connector
+//      checks before anything else crosses.
+// A request that fails is rejected and logged (the first kLoggedRefusals),
+// and the set-up goes on. Rejections, acceptances and connects progress in
+// the provider: nothing here blocks on one peer.
 #include <rdma/fi_cm.h>
 
 #include <cstring>
 
-#include "../hello.hpp"
 #include "../hex.hpp"
 #include "ofi_driver.hpp"
 #include "runtime/env.hpp"
@@ -15,6 +26,8 @@
 #include "runtime/sync.hpp"
 
 namespace mpc::ib::ofi {
+
+namespace auth = runtime::auth;
 
 namespace {
 
@@ -24,6 +37,30 @@ struct alignas(fi_eq_cm_entry) CmEvent {
     fi_eq_cm_entry& entry() { return *reinterpret_cast<fi_eq_cm_entry*>(bytes); }
     const uint8_t* data() const { return bytes + sizeof(fi_eq_cm_entry); }
 };
+
+constexpr size_t kIssued = 256;  // challenges kept for their answers
+constexpr int kLoggedRefusals = 5;
+
+// The first request: "MPCq", version 1, purpose ofi, two zeros, the claimed
+// node (little-endian), four zeros. It proves nothing; it asks for a challenge.
+constexpr size_t kRequestBytes = 16;
+void encode_request(int32_t node, uint8_t out[kRequestBytes]) {
+    std::memset(out, 0, kRequestBytes);
+    std::memcpy(out, "MPCq", 4);
+    out[4] = 1;
+    out[5] = static_cast<uint8_t>(auth::Purpose::kOfi);
+    for (int i = 0; i < 4; ++i)
+        out[8 + i] = static_cast<uint8_t>(static_cast<uint32_t>(node) >> (8 * i));
+}
+bool is_request(const uint8_t* in, size_t len, int32_t* node) {
+    if (len != kRequestBytes || std::memcmp(in, "MPCq", 4) != 0 || in[4] != 1 ||
+        in[5] != static_cast<uint8_t>(auth::Purpose::kOfi))
+        return false;
+    uint32_t u = 0;
+    for (int i = 0; i < 4; ++i) u |= static_cast<uint32_t>(in[8 + i]) << (8 * i);
+    *node = static_cast<int32_t>(u);
+    return true;
+}
 
 }  // namespace
 
@@ -88,27 +125,117 @@ Status OfiDriver::connect_all(const std::vector<std::string>& addresses) {
     }
     std::string error;
     for (int peer = self + 1; peer < config_.num_peers; ++peer) {
-        std::vector<uint8_t> addr;
-        if (!from_hex(addresses[peer], &addr) || addr.empty()) {
+        Connection& conn = connections_[peer];
+        if (!from_hex(addresses[peer], &conn.address) || conn.address.empty()) {
             runtime::warn("ofi: malformed address for node %d: '%s'", peer,
                           addresses[peer].c_str());
             return Status::Error;
         }
-        Connection& conn = connections_[peer];
-        if (!make_endpoint(conn, info_.get(), &error)) {
-            runtime::warn("ofi: endpoint for node %d: %s", peer, error.c_str());
-            return Status::Error;
-        }
-        Hello hello{kHelloMagic, self};
-        int ret = fi_connect(conn.ep.get(), addr.data(), &hello, sizeof hello);
-        if (ret != 0) {
-            runtime::warn("ofi: %s (node %d)", fi_error("fi_connect", ret).c_str(), peer);
+        conn.connector.emplace(config_.secret, auth::Purpose::kOfi, self, peer);
+        uint8_t req[kRequestBytes];
+        encode_request(self, req);
+        if (!request(conn, req, sizeof req, &error)) {
+            runtime::warn("ofi: node %d: %s", peer, error.c_str());
             return Status::Error;
         }
     }
     Status status = connect_loop(config_.num_peers - 1, &error);
     if (status != Status::Ok) runtime::warn("ofi: connecting node %d: %s", self, error.c_str());
+    if (refused_ > kLoggedRefusals)
+        runtime::warn("ofi: %d connection requests were refused in all while connecting", refused_);
+    issued_.clear();
     return status;
+}
+
+// A connect request to conn's peer on a fresh endpoint, with data.
+bool OfiDriver::request(Connection& conn, const void* data, size_t len, std::string* error) {
+    conn.ep.reset();
+    if (!make_endpoint(conn, info_.get(), error)) return false;
+    const int ret = fi_connect(conn.ep.get(), conn.address.data(), data, len);
+    if (ret != 0) *error = fi_error("fi_connect", ret);
+    return ret == 0;
+}
+
+void OfiDriver::refuse(fi_info* info, const std::string& why) {
+    ++refused_;
+    if (refused_ <= kLoggedRefusals)
+        runtime::warn("ofi: refused a connection request: %s%s", why.c_str(),
+                      refused_ == kLoggedRefusals ? " (further refusals are only counted)" : "");
+    fi_reject(pep_.get(), info->handle, nullptr, 0);
+}
+
+// A request on the passive endpoint: a first one gets a challenge (in its
+// rejection), a second one with a good proof an endpoint and the confirm.
+bool OfiDriver::on_connreq(fi_info* info, const uint8_t* data, size_t len, std::string* error) {
+    auto wanted = [&](int32_t id) {
+        return id >= 0 && id < config_.self && !connections_[static_cast<size_t>(id)].ep;
+    };
+    int32_t node = -1;
+    if (is_request(data, len, &node)) {
+        if (!wanted(node)) {
+            refuse(info, "it claims node " + std::to_string(node) +
+                             ", not a lower node process still to connect");
+            return true;
+        }
+        if (issued_.size() >= kIssued) issued_.pop_front();
+        issued_.emplace_back(config_.secret, auth::Purpose::kOfi, config_.self);
+        fi_reject(pep_.get(), info->handle, issued_.back().challenge(), auth::kChallengeBytes);
+        return true;
+    }
+    if (len != auth::kChallengeBytes + auth::kProofBytes) {
+        refuse(info, auth::verdict_text(auth::Verdict::kMalformed));
+        return true;
+    }
+    // Which challenge it answers: one of ours, once.
+    auto it = issued_.begin();
+    while (it != issued_.end() && std::memcmp(it->challenge(), data, auth::kChallengeBytes) != 0)
+        ++it;
+    if (it == issued_.end()) {
+        refuse(info, "it answers a challenge this node did not issue, or one answered already");
+        return true;
+    }
+    int32_t id = -1;
+    uint8_t confirm[auth::kConfirmBytes];
+    const auth::Verdict v =
+        it->check(data + auth::kChallengeBytes, auth::kProofBytes, &id, confirm);
+    issued_.erase(it);
+    if (v != auth::Verdict::kAccepted) {
+        refuse(info, auth::verdict_text(v));
+        return true;
+    }
+    if (!wanted(id)) {
+        refuse(info, "its proof names node " + std::to_string(id) +
+                         ", not a lower node process still to connect");
+        return true;
+    }
+    Connection& conn = connections_[static_cast<size_t>(id)];
+    if (!make_endpoint(conn, info, error)) return false;
+    const int ret = fi_accept(conn.ep.get(), confirm, sizeof confirm);
+    if (ret != 0) {
+        *error = fi_error("fi_accept", ret);
+        return false;
+    }
+    return true;
+}
+
+// Our request was rejected: with a challenge, the second request carries our
+// proof; a rejection of that one means the peer refused our proof.
+bool OfiDriver::on_refused(Connection& conn, const uint8_t* data, size_t len, std::string* error) {
+    if (conn.answered || len != auth::kChallengeBytes) {
+        *error = "node " + std::to_string(conn.peer) +
+                 (conn.answered ? " refused our proof of the job's secret"
+                                : " refused the connection without a challenge");
+        return false;
+    }
+    uint8_t second[auth::kChallengeBytes + auth::kProofBytes];
+    std::memcpy(second, data, auth::kChallengeBytes);
+    const char* why = nullptr;
+    if (!conn.connector->answer(data, len, second + auth::kChallengeBytes, &why)) {
+        *error = "node " + std::to_string(conn.peer) + ": " + why;
+        return false;
+    }
+    conn.answered = true;
+    return request(conn, second, sizeof second, error);
 }
 
 // Processes connection events until every connection is up: connect requests
@@ -131,11 +258,21 @@ Status OfiDriver::connect_loop(int expected, std::string* error) {
         if (n == -FI_EAGAIN || n == -FI_ETIMEDOUT) continue;
         if (n == -FI_EAVAIL) {
             fi_eq_err_entry err{};
-            char text[256];
+            uint8_t err_data[256];
+            err.err_data = err_data;
+            err.err_data_size = sizeof err_data;
             fi_eq_readerr(eq_.get(), &err, 0);
-            const char* detail =
-                fi_eq_strerror(eq_.get(), err.prov_errno, err.err_data, text, sizeof text);
             auto* conn = err.fid ? static_cast<Connection*>(err.fid->context) : nullptr;
+            // Our request, rejected: a challenge to answer, or a refusal.
+            if (conn && conn->connector && err.err == FI_ECONNREFUSED) {
+                if (!on_refused(*conn, err_data, std::min(err.err_data_size, sizeof err_data),
+                                error))
+                    return Status::Error;
+                continue;
+            }
+            char text[256];
+            const char* detail =
+                fi_eq_strerror(eq_.get(), err.prov_errno, nullptr, text, sizeof text);
             *error = "connection" + (conn ? " to node " + std::to_string(conn->peer) : "") +
                      " failed: " + fi_strerror(err.err) +
                      (detail ? std::string(" / ") + detail : "");
@@ -145,31 +282,26 @@ Status OfiDriver::connect_loop(int expected, std::string* error) {
             *error = fi_error("fi_eq_sread", n);
             return Status::Error;
         }
+        const size_t data_len = static_cast<size_t>(n) - sizeof(fi_eq_cm_entry);
         if (event == FI_CONNREQ) {
             InfoPtr info(ev.entry().info);  // ours to free
-            size_t data_len = static_cast<size_t>(n) - sizeof(fi_eq_cm_entry);
-            Hello hello{};
-            if (data_len >= sizeof hello) std::memcpy(&hello, ev.data(), sizeof hello);
-            if (!hello_from_lower(hello, config_.self) || connections_[hello.node].ep) {
-                runtime::warn("ofi: rejecting an unexpected connection request (node %d)",
-                              hello.node);
-                fi_reject(pep_.get(), info->handle, nullptr, 0);
-                continue;
-            }
-            Connection& conn = connections_[hello.node];
-            if (!make_endpoint(conn, info.get(), error)) return Status::Error;
-            int ret = fi_accept(conn.ep.get(), nullptr, 0);
-            if (ret != 0) {
-                *error = fi_error("fi_accept", ret);
-                return Status::Error;
-            }
+            if (!on_connreq(info.get(), ev.data(), data_len, error)) return Status::Error;
         } else if (event == FI_CONNECTED) {
             auto* conn = static_cast<Connection*>(ev.entry().fid->context);
-            if (!conn->connected) {
-                conn->connected = true;
-                ++established;
-                runtime::debug("ofi: node %d connected to node %d", config_.self, conn->peer);
+            if (conn->connected) continue;
+            // Ours: the acceptance must carry the confirm of our proof.
+            const char* why = nullptr;
+            if (conn->connector &&
+                (!conn->answered || !conn->connector->check_confirm(ev.data(), data_len, &why))) {
+                *error = "node " + std::to_string(conn->peer) +
+                         " accepted without proving the job's secret" +
+                         (why ? std::string(": ") + why : "");
+                return Status::Error;
             }
+            conn->connector.reset();
+            conn->connected = true;
+            ++established;
+            runtime::debug("ofi: node %d connected to node %d", config_.self, conn->peer);
         } else if (event == FI_SHUTDOWN) {
             auto* conn = static_cast<Connection*>(ev.entry().fid->context);
             *error = "node " + std::to_string(conn->peer) + " closed its connection";

@@ -5,21 +5,33 @@
 
 #include <algorithm>
 
+#include "runtime/auth.hpp"
 #include "runtime/log.hpp"
 
 namespace mpc::ib::ofi {
 
 namespace {
 
-constexpr uint64_t kMrAccess = FI_SEND | FI_RECV | FI_WRITE | FI_REMOTE_WRITE;
+constexpr uint64_t kMrAccess =
+    FI_SEND | FI_RECV | FI_WRITE | FI_REMOTE_WRITE | FI_READ | FI_REMOTE_READ;
 constexpr int kBatch = 32;
 
 }  // namespace
 
 Status OfiDriver::register_memory(void* addr, size_t length, MemoryRegion* out) {
     fid_mr* mr = nullptr;
-    int ret = fi_mr_reg(domain_.get(), addr, length, kMrAccess, 0, next_key_.fetch_add(1), 0, &mr,
-                        nullptr);
+    int ret = -FI_ENOKEY;
+    // Where the provider lets us choose keys: random ones (within its key
+    // size), drawn again if one is taken. Otherwise the provider's.
+    for (int attempt = 0; attempt < 4 && ret == -FI_ENOKEY; ++attempt) {
+        uint64_t key = 0;
+        if (!prov_key_) {
+            runtime::auth::random_bytes(&key, sizeof key);
+            const size_t bytes = info_->domain_attr->mr_key_size;
+            if (bytes > 0 && bytes < sizeof key) key &= (uint64_t{1} << (8 * bytes)) - 1;
+        }
+        ret = fi_mr_reg(domain_.get(), addr, length, kMrAccess, 0, key, 0, &mr, nullptr);
+    }
     if (ret != 0) {
         // Said once: the network copes (rendezvous falls back to copies), and
         // a limit that is reached once is usually reached again and again.
@@ -87,6 +99,19 @@ Status OfiDriver::post_write(int peer, const void* buf, size_t len, void* desc,
         has_imm ? fi_writedata(conn.ep.get(), buf, len, d, imm, 0, remote_addr, remote_key, slot)
                 : fi_write(conn.ep.get(), buf, len, d, 0, remote_addr, remote_key, slot);
     return post_status(slot, ret, has_imm ? "fi_writedata" : "fi_write");
+}
+
+Status OfiDriver::post_read(int peer, void* buf, size_t len, void* desc, uint64_t remote_addr,
+                            uint64_t remote_key, uint64_t context) {
+    if (peer < 0 || peer >= config_.num_peers) return Status::Error;
+    Connection& conn = connections_[peer];
+    if (!conn.connected) return Status::Error;
+    SendSlot* slot = conn.slots->acquire(Completion::Type::Read, context);
+    if (!slot) return Status::Again;
+    return post_status(slot,
+                       fi_read(conn.ep.get(), buf, len, need_desc_ ? desc : nullptr, 0,
+                               remote_addr, remote_key, slot),
+                       "fi_read");
 }
 
 int OfiDriver::poll_send_cq(Completion* out, int max) {

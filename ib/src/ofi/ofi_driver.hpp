@@ -9,6 +9,14 @@
 // MemoryRegion::remote_base). Remote CQ data rides on fi_writedata; when the
 // provider sets FI_RX_CQ_DATA it consumes a pool buffer, which this driver
 // reposts itself (tcp does not consume one).
+//
+// Connections open with the job's handshake carried in the connection
+// manager's private data (ofi_connect.cpp): a connect request asks for a
+// challenge, which comes back in the rejection; a second request carries the
+// challenge and the proof, and the acceptance carries the confirm. The
+// passive endpoint takes loopback for a job on one host, else the job's
+// interface. Registration keys are random where the provider lets us choose
+// them (not FI_MR_PROV_KEY).
 #pragma once
 
 #include <rdma/fi_domain.h>
@@ -16,7 +24,9 @@
 #include <rdma/fi_eq.h>
 
 #include <atomic>
+#include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +36,7 @@
 #include "../wakeup_set.hpp"
 #include "ib/driver.hpp"
 #include "ofi_fid.hpp"
+#include "runtime/handshake.hpp"
 
 namespace mpc::ib::ofi {
 
@@ -57,6 +68,9 @@ class OfiDriver final : public Driver, public ConnectionWatch {
     Status post_write(int peer, const void* buf, size_t len, void* desc, uint64_t remote_addr,
                       uint64_t remote_key, bool has_imm, uint32_t imm, uint64_t context) override;
 
+    bool supports_read() const override { return true; }
+    Status post_read(int peer, void* buf, size_t len, void* desc, uint64_t remote_addr,
+                     uint64_t remote_key, uint64_t context) override;
     int poll_send_cq(Completion* out, int max) override;
     int poll_recv_cq(Completion* out, int max) override;
 
@@ -71,6 +85,11 @@ class OfiDriver final : public Driver, public ConnectionWatch {
         FidPtr<fid_ep> ep;
         std::unique_ptr<SendSlots> slots;
         bool connected = false;
+        // Ours to a higher node: its address and our side of the handshake
+        // (answered: the second request, with the proof, is out).
+        std::vector<uint8_t> address;
+        std::optional<runtime::auth::Connector> connector;
+        bool answered = false;
     };
 
     explicit OfiDriver(const DriverConfig& config) : config_(config) {}
@@ -81,6 +100,11 @@ class OfiDriver final : public Driver, public ConnectionWatch {
     bool listen(std::string* error);
     bool make_endpoint(Connection& conn, fi_info* info, std::string* error);
     Status connect_loop(int expected, std::string* error);
+    // ofi_connect.cpp: the steps of the handshake.
+    bool request(Connection& conn, const void* data, size_t len, std::string* error);
+    bool on_connreq(fi_info* info, const uint8_t* data, size_t len, std::string* error);
+    bool on_refused(Connection& conn, const uint8_t* data, size_t len, std::string* error);
+    void refuse(fi_info* info, const std::string& why);
 
     // Pool buffers travel as context index+1, so that a null context (tcp's
     // WriteImm) never names a buffer.
@@ -112,6 +136,10 @@ class OfiDriver final : public Driver, public ConnectionWatch {
     WakeupSet wakeup_;
 
     std::string local_address_;
+    // Challenges sent in rejections, each good for one proof (oldest dropped
+    // beyond kIssued: a flood of requests cannot grow it).
+    std::deque<runtime::auth::Acceptor> issued_;
+    int refused_ = 0;
     bool need_desc_ = false;         // FI_MR_LOCAL
     bool virt_addr_ = false;         // FI_MR_VIRT_ADDR
     bool prov_key_ = false;          // FI_MR_PROV_KEY

@@ -4,14 +4,18 @@
 
 #include "ofi_driver.hpp"
 #include "runtime/log.hpp"
+#include "runtime/netif.hpp"
 
 namespace mpc::ib::ofi {
 
 namespace {
 
-// Every transfer is a send, a receive or a write: requesting exactly these
-// lets the provider skip what reads and atomics would need.
-constexpr uint64_t kCaps = FI_MSG | FI_RMA | FI_SEND | FI_RECV | FI_WRITE | FI_REMOTE_WRITE;
+// Every transfer is a send, a receive, a write or a read (one-sided
+// communication): requesting exactly these lets the provider skip what
+// atomics would need (the tcp provider has none; one-sided atomics go as
+// messages on this driver).
+constexpr uint64_t kCaps = FI_MSG | FI_RMA | FI_SEND | FI_RECV | FI_WRITE | FI_REMOTE_WRITE |
+                           FI_READ | FI_REMOTE_READ;
 
 }  // namespace
 
@@ -32,6 +36,15 @@ bool OfiDriver::init(std::string* error) {
     if (provider_.empty()) {
         const char* env = std::getenv("MPC_OFI_PROVIDER");
         provider_ = env && *env ? env : "tcp";
+    }
+    // Its connection manager stops taking requests after a rejection
+    // (libfabric 1.17), and the handshake begins with one: connections that
+    // cannot prove the job's secret are not offered.
+    if (provider_ == "sockets") {
+        *error =
+            "ofi (sockets): this provider cannot carry the job's connection handshake "
+            "(its connection manager stops after a rejection); use tcp";
+        return false;
     }
     if (!open_fabric(error) || !open_queues(error) || !open_pool(error) || !listen(error)) {
         *error = "ofi (" + provider_ + "): " + *error;
@@ -62,8 +75,21 @@ bool OfiDriver::open_fabric(std::string* error) {
     hints->tx_attr->size = config_.send_queue_depth;
     hints->rx_attr->size = config_.recv_buffers;  // the shared receive context holds the pool
     hints->fabric_attr->prov_name = strdup(provider_.c_str());
+    // The passive endpoint binds where the job needs it only: loopback for a
+    // job on one host, else the job's interface (a provider that cannot take
+    // an address, as some fabrics' own naming, gets none).
+    std::string where_error;
+    const std::string where =
+        config_.one_host ? runtime::netif::kLoopback : runtime::netif::job_address(&where_error);
     fi_info* list = nullptr;
-    int ret = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints.get(), &list);
+    int ret = where.empty() ? -FI_ENODATA
+                            : fi_getinfo(FI_VERSION(1, 17), where.c_str(), nullptr, FI_SOURCE,
+                                         hints.get(), &list);
+    if (ret == -FI_ENODATA) {
+        runtime::debug("ofi: provider %s cannot listen on %s only; it listens where it chooses",
+                       provider_.c_str(), where.empty() ? where_error.c_str() : where.c_str());
+        ret = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints.get(), &list);
+    }
     if (ret == -FI_ENODATA) {
         // Say whether the provider is missing or only our queue sizes are too big.
         hints->rx_attr->size = 0;

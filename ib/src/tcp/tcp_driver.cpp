@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "runtime/auth.hpp"
 #include "runtime/log.hpp"
 
 namespace mpc::ib::tcp {
@@ -41,7 +42,14 @@ std::string socket_error(const char* what, int err) {
 
 Status TcpDriver::register_memory(void* addr, size_t length, MemoryRegion* out) {
     std::lock_guard<runtime::SpinLock> guard(region_lock_);
-    const uint64_t key = next_key_++;
+    uint64_t key = 0;
+    do {  // 0 marks no registration; a repeat of a live key is drawn again
+        if (keys_left_ == 0) {
+            runtime::auth::random_bytes(key_pool_, sizeof key_pool_);
+            keys_left_ = sizeof key_pool_ / sizeof key_pool_[0];
+        }
+        key = key_pool_[--keys_left_];
+    } while (key == 0 || regions_.count(key));
     regions_[key] = Region{reinterpret_cast<uintptr_t>(addr), length};
     out->addr = addr;
     out->length = length;
@@ -80,50 +88,61 @@ Status TcpDriver::repost_recv(uint32_t index) {
 Status TcpDriver::post_send(int peer, const void* buf, size_t len, void*, uint64_t context) {
     if (len > config_.recv_buffer_size) return Status::Error;
     FrameHeader header{FrameKind::Send, 0, len};
-    return post(peer, header, nullptr, buf, len, Completion::Type::Send, context);
+    return post(peer, header, nullptr, 0, buf, len, Completion::Type::Send, context);
 }
 
 Status TcpDriver::post_write(int peer, const void* buf, size_t len, void*, uint64_t remote_addr,
                              uint64_t remote_key, bool has_imm, uint32_t imm, uint64_t context) {
     FrameHeader header{has_imm ? FrameKind::WriteImm : FrameKind::Write, imm, len};
     WriteTarget target{remote_addr, remote_key};
-    return post(peer, header, &target, buf, len, Completion::Type::Write, context);
+    return post(peer, header, &target, sizeof target, buf, len, Completion::Type::Write, context);
 }
 
-Status TcpDriver::post(int peer, const FrameHeader& header, const WriteTarget* target,
-                       const void* buf, size_t len, Completion::Type type, uint64_t context) {
+// report: writing the frame out completes the operation (a send, a write);
+// not for a request (its answer does). An answer is the driver's own
+// (context 0, type Send): neither counted against the queue depth nor
+// reported, and never refused.
+Status TcpDriver::post(int peer, const FrameHeader& header, const void* extra, size_t extra_len,
+                       const void* buf, size_t len, Completion::Type type, uint64_t context,
+                       bool report) {
     KeepErrno keep;
     if (peer < 0 || peer >= config_.num_peers || !connections_[peer]) return Status::Error;
     Connection& conn = *connections_[peer];
+    const bool answer = !report && context == 0 && type == Completion::Type::Send;
     std::lock_guard<std::mutex> guard(conn.out_lock);
-    if (conn.outstanding.load(std::memory_order_relaxed) >= config_.send_queue_depth)
-        return Status::Again;
-    conn.outstanding.fetch_add(1, std::memory_order_relaxed);
+    if (!answer) {
+        if (conn.outstanding.load(std::memory_order_relaxed) >= config_.send_queue_depth)
+            return Status::Again;
+        conn.outstanding.fetch_add(1, std::memory_order_relaxed);
+    }
     if (conn.broken.load(std::memory_order_relaxed)) {
-        record({type, false, peer, context});
+        // (A request's failure is reported by fail_awaited, at the break.)
+        if (report) record({type, false, peer, context});
+        else if (!answer) fail_awaited(peer);
         return Status::Ok;
     }
     OutOp op;
     std::memcpy(op.head, &header, sizeof header);
     op.head_len = sizeof header;
-    if (target) {
-        std::memcpy(op.head + sizeof header, target, sizeof *target);
-        op.head_len += sizeof *target;
+    if (extra_len) {
+        std::memcpy(op.head + sizeof header, extra, extra_len);
+        op.head_len += extra_len;
     }
     op.data = static_cast<const char*>(buf);
     op.len = len;
     op.type = type;
     op.context = context;
+    op.report = report;
     // Behind queued operations a new one waits its turn (stream order), and
     // the poster pushes the queue on.
     const bool behind = !conn.out.empty();
     if (!behind) {
         if (write_some(conn, op)) {
-            record({type, true, peer, context});
+            if (report) record({type, true, peer, context});
             return Status::Ok;
         }
         if (conn.broken.load(std::memory_order_relaxed)) {
-            record({type, false, peer, context});
+            if (report) record({type, false, peer, context});
             return Status::Ok;
         }
     }
@@ -164,7 +183,7 @@ void TcpDriver::flush(Connection& conn) {
     while (!conn.out.empty()) {
         OutOp& op = conn.out.front();
         if (!write_some(conn, op)) return;  // the kernel is full, or the connection broke
-        record({op.type, true, conn.peer, op.context});
+        if (op.report) record({op.type, true, conn.peer, op.context});
         conn.out.pop_front();
         queued_ops_.fetch_sub(1, std::memory_order_relaxed);
     }
@@ -193,9 +212,11 @@ void TcpDriver::fail_locked(Connection& conn, const std::string& why) {
     ::shutdown(conn.fd.get(), SHUT_RDWR);
     // Its end of file would be reported to every poll from now on.
     epoll_ctl(ready_epoll_.get(), EPOLL_CTL_DEL, conn.fd.get(), nullptr);
-    for (const OutOp& op : conn.out) record({op.type, false, conn.peer, op.context});
+    for (const OutOp& op : conn.out)
+        if (op.report) record({op.type, false, conn.peer, op.context});
     queued_ops_.fetch_sub(static_cast<int>(conn.out.size()), std::memory_order_relaxed);
     conn.out.clear();
+    fail_awaited(conn.peer);
     runtime::debug("tcp: connection to node %d broken: %s", conn.peer, why.c_str());
 }
 
@@ -289,11 +310,48 @@ TcpDriver::Start TcpDriver::start_frame(Connection& conn) {
         in.done.buffer = index;
         in.done.imm = 0;
         in.emit = true;
+        in.answer = false;
+    } else if (header.kind == FrameKind::ReadReq || header.kind == FrameKind::AtomicReq) {
+        if (avail < sizeof header + sizeof(RemoteRequest)) return Start::NeedBytes;
+        RemoteRequest request;
+        std::memcpy(&request, in.stage.get() + in.begin + sizeof header, sizeof request);
+        in.begin += sizeof header + sizeof request;
+        if (!answer_request(conn, header.kind, request)) return Start::Broken;
+        in.dest = nullptr;
+        in.emit = false;
+        in.answer = false;
+        header.length = 0;  // no body
+    } else if (header.kind == FrameKind::ReadResp || header.kind == FrameKind::AtomicResp) {
+        if (avail < sizeof header + sizeof(Answer)) return Start::NeedBytes;
+        Answer answer;
+        std::memcpy(&answer, in.stage.get() + in.begin + sizeof header, sizeof answer);
+        Awaited a{};
+        bool known = false;
+        {
+            std::lock_guard<runtime::SpinLock> guard(awaited_lock_);
+            auto it = awaited_.find(answer.token);
+            if (it != awaited_.end() && it->second.peer == conn.peer &&
+                it->second.length == header.length) {
+                a = it->second;
+                awaited_.erase(it);
+                known = true;
+            }
+        }
+        if (!known) {
+            fail(conn, "node " + std::to_string(conn.peer) + " answered no request of ours");
+            return Start::Broken;
+        }
+        in.begin += sizeof header + sizeof answer;
+        in.dest = a.dest;
+        in.emit = false;
+        in.answer = true;
+        in.answer_type = a.type;
+        in.answer_context = a.context;
     } else if (header.kind == FrameKind::Write || header.kind == FrameKind::WriteImm) {
         if (avail < sizeof header + sizeof(WriteTarget)) return Start::NeedBytes;
         WriteTarget target;
         std::memcpy(&target, in.stage.get() + in.begin + sizeof header, sizeof target);
-        if (!find_region(target.key, target.addr, header.length)) {
+        if (!find_region(target.key ^ conn.key_mask, target.addr, header.length)) {
             fail(conn, "node " + std::to_string(conn.peer) +
                            " wrote outside any registered region (bad key or range)");
             return Start::Broken;
@@ -304,6 +362,7 @@ TcpDriver::Start TcpDriver::start_frame(Connection& conn) {
         in.done.buffer = 0;
         in.done.imm = header.imm;
         in.emit = header.kind == FrameKind::WriteImm;
+        in.answer = false;
     } else {
         fail(conn, "garbled data from node " + std::to_string(conn.peer));
         return Start::Broken;
@@ -324,7 +383,7 @@ int TcpDriver::read_connection(Connection& conn, Completion* out, int max) {
         if (in.in_body) {
             // The staged part of the body first, then straight from the socket.
             size_t take = std::min(in.left, in.end - in.begin);
-            std::memcpy(in.dest, in.stage.get() + in.begin, take);
+            if (take) std::memcpy(in.dest, in.stage.get() + in.begin, take);
             in.begin += take;
             in.dest += take;
             in.left -= take;
@@ -336,7 +395,15 @@ int TcpDriver::read_connection(Connection& conn, Completion* out, int max) {
             }
             in.in_body = false;
             if (in.emit) out[done++] = in.done;
+            if (in.answer) record({in.answer_type, true, conn.peer, in.answer_context});
             continue;
+        }
+        // A read or atomic request waits until the completions of the frames
+        // before it are in the caller's hands (see the header).
+        if (done > 0 && in.end - in.begin >= sizeof(FrameHeader)) {
+            FrameKind kind;
+            std::memcpy(&kind, in.stage.get() + in.begin, sizeof kind);
+            if (kind == FrameKind::ReadReq || kind == FrameKind::AtomicReq) break;
         }
         const Start start = start_frame(conn);
         if (start == Start::Started) continue;

@@ -33,8 +33,10 @@ rdma_conn_param connection_param(const Hello* hello) {
     rdma_conn_param param{};
     param.private_data = hello;
     param.private_data_len = sizeof *hello;
-    param.responder_resources = 0;  // no RDMA reads
-    param.initiator_depth = 0;
+    // RDMA reads and atomics of one-sided communication, a few in flight at
+    // once each way (devices allow at least 4).
+    param.responder_resources = 4;
+    param.initiator_depth = 4;
     param.retry_count = 7;
     param.rnr_retry_count = 7;  // 7: retry forever while the SRQ is empty
     return param;

@@ -137,8 +137,9 @@ bool VerbsDriver::create_qp(rdma_cm_id* id, std::string* error) {
 }
 
 Status VerbsDriver::register_memory(void* addr, size_t length, MemoryRegion* out) {
-    ibv_mr* mr =
-        ibv_reg_mr(pd_.get(), addr, length, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+    ibv_mr* mr = ibv_reg_mr(pd_.get(), addr, length,
+                            IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+                                IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
     if (!mr) {
         runtime::warn("verbs: cannot register %zu bytes at %p: %s", length, addr,
                       std::strerror(errno));
@@ -226,6 +227,57 @@ Status VerbsDriver::post_write(int peer, const void* buf, size_t len, void* desc
     wr.imm_data = htonl(imm);
     wr.wr.rdma.remote_addr = remote_addr;
     wr.wr.rdma.rkey = static_cast<uint32_t>(remote_key);
+    return post(conn, wr, slot);
+}
+
+Status VerbsDriver::post_read(int peer, void* buf, size_t len, void* desc, uint64_t remote_addr,
+                              uint64_t remote_key, uint64_t context) {
+    if (peer < 0 || peer >= config_.num_peers || len > UINT32_MAX) return Status::Error;
+    Connection& conn = connections_[peer];
+    if (!conn.connected || (!desc && len > 0)) return Status::Error;
+    SendSlot* slot = conn.slots->acquire(Completion::Type::Read, context);
+    if (!slot) return Status::Again;
+    ibv_sge sge{};
+    sge.addr = reinterpret_cast<uint64_t>(buf);
+    sge.length = static_cast<uint32_t>(len);
+    sge.lkey = desc ? static_cast<ibv_mr*>(desc)->lkey : 0;
+    ibv_send_wr wr{};
+    wr.sg_list = &sge;
+    wr.num_sge = len > 0 ? 1 : 0;
+    wr.opcode = IBV_WR_RDMA_READ;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.wr.rdma.remote_addr = remote_addr;
+    wr.wr.rdma.rkey = static_cast<uint32_t>(remote_key);
+    return post(conn, wr, slot);
+}
+
+Status VerbsDriver::post_atomic(int peer, AtomicOp op, uint64_t operand, uint64_t compare,
+                                uint64_t* result, void* desc, uint64_t remote_addr,
+                                uint64_t remote_key, uint64_t context) {
+    if (peer < 0 || peer >= config_.num_peers || remote_addr % 8 != 0 || !desc)
+        return Status::Error;
+    Connection& conn = connections_[peer];
+    if (!conn.connected) return Status::Error;
+    SendSlot* slot = conn.slots->acquire(Completion::Type::Atomic, context);
+    if (!slot) return Status::Again;
+    ibv_sge sge{};
+    sge.addr = reinterpret_cast<uint64_t>(result);
+    sge.length = sizeof(uint64_t);
+    sge.lkey = static_cast<ibv_mr*>(desc)->lkey;
+    ibv_send_wr wr{};
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.wr.atomic.remote_addr = remote_addr;
+    wr.wr.atomic.rkey = static_cast<uint32_t>(remote_key);
+    if (op == AtomicOp::FetchAdd) {
+        wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+        wr.wr.atomic.compare_add = operand;
+    } else {
+        wr.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
+        wr.wr.atomic.compare_add = compare;
+        wr.wr.atomic.swap = operand;
+    }
     return post(conn, wr, slot);
 }
 

@@ -44,6 +44,17 @@ class VerbsDriver final : public Driver {
     Status post_write(int peer, const void* buf, size_t len, void* desc, uint64_t remote_addr,
                       uint64_t remote_key, bool has_imm, uint32_t imm, uint64_t context) override;
 
+    bool supports_read() const override { return true; }
+    Status post_read(int peer, void* buf, size_t len, void* desc, uint64_t remote_addr,
+                     uint64_t remote_key, uint64_t context) override;
+    // The NIC's atomics are atomic among themselves only (IBV_ATOMIC_HCA) and
+    // run when they arrive, not after the messages before them were handled:
+    // atomics_with_cpu() stays false, and one-sided communication does its
+    // atomics with messages on this driver.
+    Status post_atomic(int peer, AtomicOp op, uint64_t operand, uint64_t compare, uint64_t* result,
+                       void* desc, uint64_t remote_addr, uint64_t remote_key,
+                       uint64_t context) override;
+
     int poll_send_cq(Completion* out, int max) override;
     int poll_recv_cq(Completion* out, int max) override;
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <utility>
 
 #include "runtime/log.hpp"
@@ -10,11 +11,30 @@
 
 namespace mpc::mpi {
 
-bool g_stats_enabled = false;
+std::atomic<bool> g_stats_enabled{false};
 
 FnStats* rank_fn_stats(RankState* rank) {
-    if (!rank->fn_stats) rank->fn_stats = new FnStats[static_cast<size_t>(gen::Fn::kCount)]();
-    return rank->fn_stats;
+    FnStats* s = rank->fn_stats.load(std::memory_order_acquire);
+    if (s) return s;
+    // Threads of the rank may get here at once: one table wins.
+    auto* made = new FnStats[static_cast<size_t>(gen::Fn::kCount)]();
+    if (rank->fn_stats.compare_exchange_strong(s, made, std::memory_order_acq_rel)) return made;
+    delete[] made;
+    return s;
+}
+
+void set_stats_report(bool on) {
+    static std::mutex mutex;
+    std::lock_guard<std::mutex> g(mutex);
+    if (g_stats_enabled.load() == on) return;
+    g_stats_enabled.store(on);
+    for (runtime::tools::Gate* gate :
+         {&runtime::tools::g_transport, &runtime::tools::g_functions}) {
+        if (on)
+            gate->open();
+        else
+            gate->close();
+    }
 }
 
 namespace {
@@ -33,7 +53,7 @@ int ApiScope::swap_thread_fn(int fn) {
 }
 
 void ApiScope::start_stats() {
-    start_ = runtime::now_ns();
+    start_ = std::max<int64_t>(runtime::now_ns(), 1);  // 0 means "not timed"
 }
 
 void ApiScope::end_stats() {

@@ -32,6 +32,7 @@ struct Keyval {
     MPI_Comm_delete_attr_function* comm_delete = nullptr;
     MPI_Type_copy_attr_function* type_copy = nullptr;
     MPI_Type_delete_attr_function* type_delete = nullptr;
+    MPI_Win_delete_attr_function* win_delete = nullptr;
     void* extra = nullptr;
     int refs = 0;  // the user's handle (until freed) + attributes carrying it
     bool freed = false;
@@ -46,7 +47,7 @@ std::vector<int> g_free_slots;
 std::map<int, std::map<int, void*>> g_type_attrs;  // datatype handle -> keyval -> value
 
 const char* kind_name(KeyvalKind k) {
-    return k == KeyvalKind::Comm ? "communicator" : "datatype";
+    return k == KeyvalKind::Comm ? "communicator" : k == KeyvalKind::Type ? "datatype" : "window";
 }
 
 }  // namespace
@@ -116,6 +117,8 @@ void add_ref(int keyval) {
 }
 
 int call_delete(const Keyval& k, int handle, int keyval, void* value) {
+    if (k.kind == KeyvalKind::Win)
+        return k.win_delete ? k.win_delete(handle, keyval, value, k.extra) : MPI_SUCCESS;
     if (k.kind == KeyvalKind::Comm)
         return k.comm_delete ? k.comm_delete(handle, keyval, value, k.extra) : MPI_SUCCESS;
     return k.type_delete ? k.type_delete(handle, keyval, value, k.extra) : MPI_SUCCESS;
@@ -277,6 +280,63 @@ int comm_attrs_delete_all(Comm* c) {
         void* value = it->second;
         if (int e = call_delete(attached_keyval(keyval), c->handle, keyval, value)) return e;
         c->attributes.erase(keyval);
+        unref(keyval);
+    }
+    return MPI_SUCCESS;
+}
+
+// ---- Windows -------------------------------------------------------------------
+
+int win_keyval_create(MPI_Win_copy_attr_function*, MPI_Win_delete_attr_function* delete_fn,
+                      void* extra_state, int* keyval) {
+    Keyval k;
+    k.kind = KeyvalKind::Win;
+    k.win_delete = delete_fn;
+    k.extra = extra_state;
+    return keyval_create(k, keyval);
+}
+
+int win_attr_set(std::map<int, void*>& attrs, MPI_Win win, int keyval, void* value) {
+    Keyval k;
+    if (int e = check_keyval(keyval, KeyvalKind::Win, &k)) return e;
+    auto it = attrs.find(keyval);
+    if (it == attrs.end()) {
+        attrs[keyval] = value;
+        add_ref(keyval);
+        return MPI_SUCCESS;
+    }
+    if (int e = call_delete(k, win, keyval, it->second)) return e;
+    attrs[keyval] = value;
+    return MPI_SUCCESS;
+}
+
+int win_attr_get(const std::map<int, void*>& attrs, int keyval, void** value, int* flag) {
+    Keyval k;
+    if (int e = check_keyval(keyval, KeyvalKind::Win, &k)) return e;
+    auto it = attrs.find(keyval);
+    *flag = it != attrs.end();
+    if (*flag) *value = it->second;
+    return MPI_SUCCESS;
+}
+
+int win_attr_delete(std::map<int, void*>& attrs, MPI_Win win, int keyval) {
+    Keyval k;
+    if (int e = check_keyval(keyval, KeyvalKind::Win, &k)) return e;
+    auto it = attrs.find(keyval);
+    if (it == attrs.end()) return MPI_SUCCESS;
+    if (int e = call_delete(k, win, keyval, it->second)) return e;
+    attrs.erase(keyval);
+    unref(keyval);
+    return MPI_SUCCESS;
+}
+
+int win_attrs_delete_all(std::map<int, void*>& attrs, MPI_Win win) {
+    while (!attrs.empty()) {
+        auto it = std::prev(attrs.end());
+        const int keyval = it->first;
+        void* value = it->second;
+        if (int e = call_delete(attached_keyval(keyval), win, keyval, value)) return e;
+        attrs.erase(keyval);
         unref(keyval);
     }
     return MPI_SUCCESS;

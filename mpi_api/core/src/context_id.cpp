@@ -16,55 +16,76 @@ namespace mpc::mpi {
 namespace {
 
 constexpr int kWords = ContextIds::kWords;
-// The reduced vector: the free masks, then a word whose bit 0 says "every
-// member contributed its mask this round".
-constexpr int kVectorWords = kWords + 1;
+constexpr int kMaxPairs = 4;
 
-void erase_one(std::vector<uint64_t>& v, uint64_t key) {
-    auto it = std::find(v.begin(), v.end(), key);
-    if (it != v.end()) v.erase(it);
-}
-
-// Fills this rank's contribution; true when it took the mask (and must give it back).
-bool contribute(ContextIds& ids, const Agreement& a, uint64_t* vec) {
+// Step one, what this rank offers: the pairs it has free and not reserved
+// (all of them when it will not be a member).
+void offer(ContextIds& ids, const Agreement& a, uint64_t* vec) {
     if (!a.claims) {
-        std::fill(vec, vec + kVectorWords, ~uint64_t{0});
-        return false;
+        std::fill(vec, vec + kWords, ~uint64_t{0});
+        return;
     }
     std::lock_guard<runtime::SpinLock> g(ids.lock);
-    uint64_t lowest = *std::min_element(ids.waiting.begin(), ids.waiting.end());
-    if (ids.mask_held || a.key != lowest) {
-        std::fill(vec, vec + kVectorWords, uint64_t{0});
-        return false;
+    for (int w = 0; w < kWords; ++w) vec[w] = ~(ids.used[w] | ids.reserved[w]);
+}
+
+// n words ANDed over the team (and, for an intercommunicator, with the remote
+// group's through the two roots), the result at every member.
+void all_and(const Agreement& a, uint64_t* vec, int n, int tag, int cross_tag) {
+    tree_reduce_and(a.local, vec, n, a.root, tag);
+    if (a.cross && a.local.rank == a.root) {
+        uint64_t remote[kWords];
+        Datatype* t = datatype_lookup(MPI_UINT64_T);
+        coll_sendrecv(a.cross, vec, n, t, a.cross_peer, remote, n, t, a.cross_peer, cross_tag);
+        for (int w = 0; w < n; ++w) vec[w] &= remote[w];
     }
-    ids.mask_held = true;
-    for (int w = 0; w < kWords; ++w) vec[w] = ~ids.used[w];
-    vec[kWords] = 1;
-    return true;
+    tree_bcast(a.local, vec, static_cast<size_t>(n) * sizeof(uint64_t), a.root, tag);
 }
 
-// The group's vector at the root, exchanged with the remote group's root.
-void exchange_cross(const Agreement& a, uint64_t* vec, int tag) {
-    if (!a.cross || a.local.rank != a.root) return;
-    uint64_t remote[kVectorWords];
-    Datatype* t = datatype_lookup(MPI_UINT64_T);
-    coll_sendrecv(a.cross, vec, kVectorWords, t, a.cross_peer, remote, kVectorWords, t,
-                  a.cross_peer, tag);
-    for (int w = 0; w < kVectorWords; ++w) vec[w] &= remote[w];
-}
-
-// Lowest npairs set bits of the final mask; false if there are fewer.
-bool pick(const uint64_t* vec, int npairs, uint32_t* pairs) {
+// npairs set bits of the common free mask, the same at every member: the
+// lowest ones from the k-th set bit on, where k (below 16) comes from the
+// agreement's key, so that concurrent agreements tend to pick different
+// pairs; from the lowest when fewer are free. False if there are too few.
+bool pick(const uint64_t* vec, int npairs, uint64_t key, uint32_t* pairs) {
+    int total = 0;
+    for (int w = 0; w < kWords; ++w) total += __builtin_popcountll(vec[w]);
+    if (total < npairs) return false;
+    int skip = static_cast<int>((key * 0x9e3779b97f4a7c15ull) >> 60);
+    if (total - skip < npairs) skip = 0;
     int found = 0;
     for (int w = 0; w < kWords && found < npairs; ++w) {
         uint64_t bits = vec[w];
         while (bits && found < npairs) {
-            int b = __builtin_ctzll(bits);
+            const int b = __builtin_ctzll(bits);
             bits &= bits - 1;
+            if (skip > 0) {
+                --skip;
+                continue;
+            }
             pairs[found++] = static_cast<uint32_t>(w * 64 + b);
         }
     }
     return found == npairs;
+}
+
+uint64_t bit(uint32_t pair) { return uint64_t{1} << (pair % 64); }
+
+// Step two: reserves the candidates if all are still free and unreserved
+// here; false when another agreement of this rank took one meanwhile.
+bool reserve(ContextIds& ids, const uint32_t* pairs, int npairs) {
+    std::lock_guard<runtime::SpinLock> g(ids.lock);
+    for (int i = 0; i < npairs; ++i)
+        if ((ids.used[pairs[i] / 64] | ids.reserved[pairs[i] / 64]) & bit(pairs[i])) return false;
+    for (int i = 0; i < npairs; ++i) ids.reserved[pairs[i] / 64] |= bit(pairs[i]);
+    return true;
+}
+
+void settle(ContextIds& ids, const uint32_t* pairs, int npairs, bool keep) {
+    std::lock_guard<runtime::SpinLock> g(ids.lock);
+    for (int i = 0; i < npairs; ++i) {
+        ids.reserved[pairs[i] / 64] &= ~bit(pairs[i]);
+        if (keep) ids.used[pairs[i] / 64] |= bit(pairs[i]);
+    }
 }
 
 }  // namespace
@@ -76,48 +97,34 @@ int TagSource::next() {
 
 int agree_contexts(RankState* me, const Agreement& a, int npairs, uint32_t* contexts) {
     ContextIds& ids = me->contexts;
-    {
-        std::lock_guard<runtime::SpinLock> g(ids.lock);
-        ids.waiting.push_back(a.key);
-    }
-    MPC_CHECK(npairs >= 1 && npairs <= 4);
+    MPC_CHECK(npairs >= 1 && npairs <= kMaxPairs);
     // Every member draws both tags each round, so that the sequences of the
     // communicators involved stay the same at all their members.
     TagSource tags = a.tags, cross_tags = a.cross_tags;
-    for (;;) {
-        uint64_t vec[kVectorWords];
-        bool holding = contribute(ids, a, vec);
+    for (int round = 0;; ++round) {
         const int tag = tags.next(), cross_tag = cross_tags.next();
-        tree_reduce_and(a.local, vec, kVectorWords, a.root, tag);
-        exchange_cross(a, vec, cross_tag);
-        tree_bcast(a.local, vec, sizeof(vec), a.root, tag);
-
-        uint32_t pairs[4];
-        const bool all_contributed = vec[kWords] & 1;
-        const bool enough = all_contributed && pick(vec, npairs, pairs);
-        {
-            std::lock_guard<runtime::SpinLock> g(ids.lock);
-            if (holding) ids.mask_held = false;
-            if (all_contributed) {
-                erase_one(ids.waiting, a.key);
-                if (enough && a.claims)
-                    for (int i = 0; i < npairs; ++i)
-                        ids.used[pairs[i] / 64] |= uint64_t{1} << (pairs[i] % 64);
-            }
-        }
-        if (all_contributed) {
-            if (!enough)
-                return make_error(MPI_ERR_OTHER,
-                                  "no free context id: a rank may belong to at most %d "
-                                  "communicators at a time",
-                                  ContextIds::kPairs - 2);
+        uint64_t vec[kWords];
+        offer(ids, a, vec);
+        all_and(a, vec, kWords, tag, cross_tag);
+        uint32_t pairs[kMaxPairs];
+        if (!pick(vec, npairs, a.key + static_cast<uint64_t>(round), pairs))
+            return make_error(MPI_ERR_OTHER,
+                              "no free context id: a rank may belong to at most %d "
+                              "communicators at a time",
+                              ContextIds::kPairs - 2);
+        const bool mine = a.claims && reserve(ids, pairs, npairs);
+        uint64_t ok = a.claims ? (mine ? 1 : 0) : 1;
+        all_and(a, &ok, 1, tag, cross_tag);
+        if (mine) settle(ids, pairs, npairs, ok != 0);
+        if (ok) {
             for (int i = 0; i < npairs; ++i) contexts[i] = 2 * pairs[i];
             return MPI_SUCCESS;
         }
-        // Another agreement of some member holds its mask: let it finish.
-        runtime::debug("context id agreement (key 0x%llx) retried: a member's mask was busy",
+        // Another agreement of some member took a candidate: look again.
+        runtime::debug("context id agreement (key 0x%llx) retried: a candidate was taken",
                        static_cast<unsigned long long>(a.key));
         sched::yield();
+        sched::relax();
     }
 }
 

@@ -45,7 +45,9 @@ ExtInfo info_for(int handle) {
         return {Conv::LongDouble, n, 16, 1};
     } else if constexpr (std::is_same_v<T, bool>) {
         return {Conv::Bool, n, 1, 1};
-    } else if constexpr (std::is_floating_point_v<T>) {
+    } else if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, __float128>) {
+        return {Conv::Swap, n, n, 1};
+    } else if constexpr (std::is_same_v<T, __int128>) {
         return {Conv::Swap, n, n, 1};
     } else if constexpr (std::is_integral_v<T>) {
         if (handle == MPI_LONG) return {Conv::NarrowSigned, n, 4, 1};

@@ -300,6 +300,20 @@ void unpack_walk(void* buf, size_t count, const Datatype& type, size_t offset, c
     c.write(in, len);
 }
 
+void for_each_run(const void* buf, size_t count, const Datatype& type, size_t offset, size_t len,
+                  void (*fn)(void* ctx, uintptr_t address, size_t n), void* ctx) {
+    if (len == 0) return;
+    if (type.contiguous) return fn(ctx, contiguous_at(buf, type, offset), len);
+    Cursor c(buf, count, type, offset);
+    while (len) {
+        MPC_CHECK(c.avail() != 0);
+        const size_t n = std::min(len, c.avail());
+        fn(ctx, reinterpret_cast<uintptr_t>(c.ptr()), n);
+        len -= n;
+        c.consume(n);
+    }
+}
+
 void typed_copy(const void* sbuf, size_t scount, const Datatype& stype, void* rbuf, size_t rcount,
                 const Datatype& rtype, size_t bytes) {
     if (bytes == 0) return;

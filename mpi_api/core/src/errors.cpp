@@ -20,6 +20,9 @@ namespace {
 // against the code stored there, so a message overwritten by a much later error
 // degrades to the plain class text.
 constexpr int kSlots = 4096;
+// Set in every detailed code: any other number above the classes is no code
+// (999999 is not a detailed code of class 999999 & 0xff).
+constexpr int kDetailMark = 1 << 29;
 struct Detail {
     std::atomic<int> code{0};
     char text[320];
@@ -67,7 +70,7 @@ int make_error(int cls, const char* fmt, ...) {
     if (cls >= 256 || cls < 0) return cls;  // user classes carry no detail
     uint32_t n = g_next_detail.fetch_add(1, std::memory_order_relaxed);
     int slot = static_cast<int>(n % kSlots);
-    int code = cls | ((slot + 1) << 8);
+    int code = kDetailMark | cls | ((slot + 1) << 8);
     Detail& d = g_details[slot];
     d.code.store(0, std::memory_order_relaxed);
     va_list ap;
@@ -85,6 +88,8 @@ int error_class_of(int code) {
         auto it = g_user_codes.find(code);
         return it == g_user_codes.end() ? -1 : it->second.cls;
     }
+    if (code >= 256 && (!(code & kDetailMark) || ((code & ~kDetailMark) >> 8) > kSlots))
+        return -1;
     int cls = code & 0xff;
     if (cls >= gen::kNumErrorClasses) return -1;
     return cls;
@@ -98,7 +103,7 @@ std::string error_text(int code) {
         return g_user_codes[code].text;
     }
     std::string text = class_text(cls);
-    int slot = (code >> 8) - 1;
+    int slot = ((code & ~kDetailMark) >> 8) - 1;
     if (slot >= 0 && slot < kSlots) {
         const Detail& d = g_details[slot];
         if (d.code.load(std::memory_order_acquire) == code) {
@@ -149,12 +154,13 @@ int last_used_code() {
 
 Errhandler* errhandler_lookup(MPI_Errhandler h) { return eh_pool().lookup(h); }
 
-int errhandler_create(MPI_Comm_errhandler_function* fn, MPI_Errhandler* out) {
+int errhandler_create(MPI_Comm_errhandler_function* fn, MPI_Errhandler* out, ErrObject object) {
     int h;
     Errhandler* e = eh_pool().allocate(&h);
     e->kind = Errhandler::User;
     e->fn = fn;
     e->builtin = false;
+    e->object = object;
     *out = h;
     return MPI_SUCCESS;
 }
@@ -175,7 +181,7 @@ int raise_error(Comm* comm, int code) {
     Errhandler* eh = errhandler_lookup(h);
     if (eh && eh->kind == Errhandler::Return) return code;
     if (eh && eh->kind == Errhandler::User && eh->fn) {
-        MPI_Comm handle = comm->handle;
+        MPI_Comm handle = comm->error_object ? comm->error_object : comm->handle;
         int c = code;
         eh->fn(&handle, &c);
         return code;
@@ -185,6 +191,22 @@ int raise_error(Comm* comm, int code) {
                           current_fn_name(me), error_text(code).c_str(), class_name(cls),
                           comm ? (comm->name.empty() ? "a communicator" : comm->name.c_str())
                                : "MPI_COMM_WORLD");
+}
+
+int raise_object(MPI_Errhandler h, int handle, int code, const char* what) {
+    if (code == MPI_SUCCESS) return code;
+    Errhandler* eh = errhandler_lookup(h);
+    if (eh && eh->kind == Errhandler::Return) return code;
+    if (eh && eh->kind == Errhandler::User && eh->fn) {
+        int obj = handle;
+        int c = code;
+        eh->fn(&obj, &c);
+        return code;
+    }
+    int cls = error_class_of(code);
+    runtime::fatal_status(cls > 0 && cls < 256 ? cls : 1, "%s: %s (%s) on %s; aborting the job",
+                          current_fn_name(current_rank()), error_text(code).c_str(),
+                          class_name(cls), what);
 }
 
 int raise_on(MPI_Comm handle, int code) {

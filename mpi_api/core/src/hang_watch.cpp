@@ -26,6 +26,7 @@
 #include "runtime/env.hpp"
 #include "runtime/log.hpp"
 #include "runtime/sync.hpp"
+#include "runtime/tools.hpp"
 
 namespace mpc::mpi {
 
@@ -102,7 +103,8 @@ size_t request_bytes(const Request* r) {
 std::string send_path(const Request* r, int dest, size_t bytes) {
     const bool sync = r->mode == SendMode::Synchronous;
     if (world().local(dest)) {
-        if (bytes <= g_intra_eager_limit && !sync) return "intra-node cell (complete once queued)";
+        if (bytes <= g_intra_eager_limit.load(std::memory_order_relaxed) && !sync)
+            return "intra-node cell (complete once queued)";
         return "intra-node rendezvous, waits until the receiver matches and copies";
     }
     ib::Network* net = network();
@@ -160,6 +162,12 @@ MPC_DIAGNOSTIC_READS std::string describe_request(const Request* r, bool posted)
             break;
         case Request::Kind::Generalized:
             s = "generalized request, not completed by the program";
+            break;
+        case Request::Kind::Rma:
+            s = "one-sided operation (MPI_Rput, MPI_Rget, ...), waiting for its target";
+            break;
+        case Request::Kind::File:
+            append(s, "file access on %s, in progress", comm_text(r->comm, r->context).c_str());
             break;
     }
     if (r->persistent) s += " (persistent)";
@@ -357,6 +365,9 @@ void hang_watch_start() {
     if (timeout_s <= 0 || g_thread.joinable()) return;
     if (pipe2(g_pipe, O_CLOEXEC) != 0) runtime::fatal("MPC_HANG_TIMEOUT: cannot create a pipe");
     g_hang_watch.store(true);
+    // Polls are counted while the transport gate is open (one test on the
+    // fast paths for both): the watchdog holds it open.
+    runtime::tools::g_transport.open();
     struct sigaction sa {};
     sa.sa_handler = on_sigterm;
     sa.sa_flags = SA_RESTART;
@@ -376,6 +387,7 @@ void hang_watch_stop() {
     close(g_pipe[1]);
     g_pipe[0] = g_pipe[1] = -1;
     g_hang_watch.store(false);
+    runtime::tools::g_transport.close();
 }
 
 }  // namespace mpc::mpi

@@ -14,6 +14,7 @@
 #include "runtime/log.hpp"
 #include "runtime/stash.hpp"
 #include "runtime/sync.hpp"
+#include "runtime/tools.hpp"
 
 namespace mpc::mpi::intranode {
 namespace {
@@ -170,7 +171,7 @@ bool copy_chunks(CopyJob& j) {
     }
 }
 
-void shared_copy(const void* src, void* dst, size_t bytes, const RankState* sender) {
+void copy_shared(const void* src, void* dst, size_t bytes, const RankState* sender) {
     CopyJob j{static_cast<const unsigned char*>(src), static_cast<unsigned char*>(dst), bytes,
               std::clamp(bytes / 4, kMinChunk, kMaxChunk), sender};
     int slot = -1;
@@ -193,7 +194,7 @@ void deliver_rendezvous(Incoming* m, Request* r) {
     Request* s = rv->send;
     size_t n = std::min(rv->bytes, receive_capacity(r));
     if (n >= kSharedCopyMin && s->type->contiguous && r->type->contiguous)
-        shared_copy(contiguous_data(s->buf, *s->type), contiguous_data(r->buf, *r->type), n,
+        copy_shared(contiguous_data(s->buf, *s->type), contiguous_data(r->buf, *r->type), n,
                     s->rank);
     else
         typed_copy(s->buf, static_cast<size_t>(s->count), *s->type, r->buf,
@@ -257,7 +258,7 @@ size_t slot_bytes(const Inbox& in) {
 
 }  // namespace
 
-void send_eager(RankState* dest, const Envelope& e, const void* buf, size_t count,
+bool send_eager(RankState* dest, const Envelope& e, const void* buf, size_t count,
                 const Datatype& type, size_t bytes) {
     Inbox& in = dest->inbox;
     uintptr_t word = 0;
@@ -266,21 +267,29 @@ void send_eager(RankState* dest, const Envelope& e, const void* buf, size_t coun
         pack(buf, count, type, 0, in.slot_data, bytes);
         in.slot_filled.store(static_cast<uint32_t>(bytes) + 1, std::memory_order_release);
         dest->doorbell.ring();
-        return;
+        return true;
     }
     Cell* c = new_cell(e, bytes);
     pack(buf, count, type, 0, c->data(), bytes);
     push(dest, c, word);
+    return false;
 }
 
 void send(Request* s, RankState* dest) {
     const Envelope e{s->context, s->comm->rank, s->tag};
     const size_t bytes = static_cast<size_t>(s->count) * s->type->size;
-    if (bytes <= g_intra_eager_limit && s->mode != SendMode::Synchronous) {
-        send_eager(dest, e, s->buf, static_cast<size_t>(s->count), *s->type, bytes);
+    const bool counting = runtime::tools::g_transport.on();
+    if (bytes <= g_intra_eager_limit.load(std::memory_order_relaxed) &&
+        s->mode != SendMode::Synchronous) {
+        const bool slot =
+            send_eager(dest, e, s->buf, static_cast<size_t>(s->count), *s->type, bytes);
+        if (counting)
+            s->rank->transport.count(
+                slot ? TransportCounters::IntraSlot : TransportCounters::IntraCell, bytes);
         complete(s);
         return;
     }
+    if (counting) s->rank->transport.count(TransportCounters::IntraRendezvous, bytes);
     auto* rv = new Rendezvous();
     rv->env = e;
     rv->bytes = bytes;
@@ -494,3 +503,14 @@ bool drain(RankState* r, bool owner) {
 }
 
 }  // namespace mpc::mpi::intranode
+
+namespace mpc::mpi {
+
+void shared_copy(const void* src, void* dst, size_t bytes, const RankState* owner) {
+    if (bytes >= intranode::kSharedCopyMin)
+        intranode::copy_shared(src, dst, bytes, owner);
+    else
+        memcpy(dst, src, bytes);
+}
+
+}  // namespace mpc::mpi

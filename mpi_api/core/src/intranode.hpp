@@ -28,8 +28,9 @@ namespace intranode {
 
 void send(Request* s, RankState* dest);
 // A message of at most g_intra_eager_limit bytes (not synchronous): copied
-// into a cell and handed to dest, so the send is complete on return.
-void send_eager(RankState* dest, const Envelope& e, const void* buf, size_t count,
+// into a cell and handed to dest, so the send is complete on return. True
+// when it went in dest's inbox slot rather than a cell (for the counters).
+bool send_eager(RankState* dest, const Envelope& e, const void* buf, size_t count,
                 const Datatype& type, size_t bytes);
 
 // Matched messages to deliver once the matching lock is released.

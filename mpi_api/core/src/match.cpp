@@ -66,6 +66,15 @@ void MatchQueues::remove_unexpected(Incoming* m) {
     --unexpected_count_;
 }
 
+void MatchQueues::count_context(uint32_t context, size_t* posted, size_t* unexpected) const {
+    *posted = *unexpected = 0;
+    for (const Lists& l : lists_) {
+        if (l.context != context) continue;
+        for (const Request* r = l.posted_head; r; r = r->next) ++*posted;
+        for (const Incoming* m = l.unexp_head; m; m = m->next) ++*unexpected;
+    }
+}
+
 void MatchQueues::add_unexpected(Incoming* m) {
     Lists* l = lists_for(m->env.context, true);
     m->next = nullptr;

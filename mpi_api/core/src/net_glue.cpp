@@ -1,5 +1,6 @@
 #include <algorithm>
 
+#include "intranode.hpp"
 #include "mpi_api/comm.hpp"
 #include "mpi_api/datatype.hpp"
 #include "mpi_api/net.hpp"
@@ -7,7 +8,7 @@
 #include "mpi_api/progress_engine.hpp"
 #include "mpi_api/rank.hpp"
 #include "mpi_api/request.hpp"
-#include "intranode.hpp"
+#include "runtime/tools.hpp"
 
 namespace mpc::mpi {
 namespace {
@@ -102,7 +103,10 @@ ib::Upcalls network_upcalls() {
     u.thread_poll = [](void*) {
         bool did = false;
         for (RankState* r : world().locals) {
-            did |= intranode::drain(r, false);
+            if (intranode::drain(r, false)) {
+                did = true;
+                if (runtime::tools::g_transport.on()) count_steal(r);
+            }
             did |= progress_rank(r);
         }
         return did;

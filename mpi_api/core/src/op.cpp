@@ -28,12 +28,30 @@ HandlePool<Op, HandleKind::Op>& pool() {
 
 template <class T, class F>
 Kernel make_kernel() {
-    return [](const void* in, void* inout, size_t n) {
-        const T* a = static_cast<const T*>(in);
-        T* b = static_cast<T*>(inout);
-        F f;
-        for (size_t i = 0; i < n; ++i) b[i] = f(a[i], b[i]);
-    };
+    if constexpr (alignof(T) > 8) {
+        // 16-byte types (__float128, __int128) are loaded with aligned SSE
+        // moves, and reduction buffers (message cells, packed data) are only
+        // 8-byte aligned: element by element through copies.
+        return [](const void* in, void* inout, size_t n) {
+            const char* a = static_cast<const char*>(in);
+            char* b = static_cast<char*>(inout);
+            F f;
+            for (size_t i = 0; i < n; ++i, a += sizeof(T), b += sizeof(T)) {
+                T x, y;
+                memcpy(&x, a, sizeof(T));
+                memcpy(&y, b, sizeof(T));
+                y = f(x, y);
+                memcpy(b, &y, sizeof(T));
+            }
+        };
+    } else {
+        return [](const void* in, void* inout, size_t n) {
+            const T* a = static_cast<const T*>(in);
+            T* b = static_cast<T*>(inout);
+            F f;
+            for (size_t i = 0; i < n; ++i) b[i] = f(a[i], b[i]);
+        };
+    }
 }
 
 struct Max { template <class T> T operator()(T a, T b) const { return a > b ? a : b; } };
@@ -78,13 +96,21 @@ constexpr bool is_complex = false;
 template <class T>
 constexpr bool is_complex<std::complex<T>> = true;
 
+// GCC's 128-bit types (MPI_REAL16, MPI_INTEGER16) count as numbers, though
+// the standard traits leave them out in strict C++.
+template <class T>
+constexpr bool is_integer = std::is_integral_v<T> || std::is_same_v<T, __int128>;
+template <class T>
+constexpr bool is_number =
+    std::is_arithmetic_v<T> || std::is_same_v<T, __int128> || std::is_same_v<T, __float128>;
+
 using Cat = TypeCategory;
 
 template <class T>
 void register_type(int handle, Cat cat) {
     uint32_t idx = handle_index(handle);
     const bool numeric = cat == Cat::CInt || cat == Cat::FInt || cat == Cat::Float;
-    if constexpr (std::is_arithmetic_v<T>) {
+    if constexpr (is_number<T>) {
         if (numeric) {
             g_kernels[kMax][idx] = make_kernel<T, Max>();
             g_kernels[kMin][idx] = make_kernel<T, Min>();
@@ -96,7 +122,7 @@ void register_type(int handle, Cat cat) {
             g_kernels[kLor][idx] = make_kernel<T, Lor>();
             g_kernels[kLxor][idx] = make_kernel<T, Lxor>();
         }
-        if constexpr (std::is_integral_v<T>) {
+        if constexpr (is_integer<T>) {
             if (cat == Cat::CInt || cat == Cat::FInt || cat == Cat::Byte) {
                 g_kernels[kBand][idx] = make_kernel<T, Band>();
                 g_kernels[kBor][idx] = make_kernel<T, Bor>();

@@ -5,22 +5,31 @@
 #include <cstdlib>
 #include <new>
 
+#include "intranode.hpp"
 #include "mpi_api/comm.hpp"
 #include "mpi_api/datatype.hpp"
 #include "mpi_api/errors.hpp"
 #include "mpi_api/hang_watch.hpp"
 #include "mpi_api/progress.hpp"
 #include "mpi_api/rank.hpp"
-#include "intranode.hpp"
 #include "runtime/log.hpp"
+#include "runtime/tools.hpp"
 
 namespace mpc::mpi {
 
-size_t g_intra_eager_limit = 16384;
+std::atomic<size_t> g_intra_eager_limit{16384};
 
 namespace {
 
 const RemoteTransport* g_remote = nullptr;
+
+// A send done at once, counted (the transport gate is open: MPI_T, MPC_STATS
+// or the hang watch). Out of line: the fast path only tests the gate.
+__attribute__((noinline)) void counted_send(RankState* from, bool slot, size_t bytes) {
+    from->transport.count(slot ? TransportCounters::IntraSlot : TransportCounters::IntraCell,
+                          bytes);
+    if (hang_watch_on()) from->completions.fetch_add(1, std::memory_order_relaxed);
+}
 
 }  // namespace
 
@@ -78,14 +87,15 @@ void p2p_start_send(Request* s) {
 
 bool p2p_send_now(Comm* c, int dest, int tag, const void* buf, int count, const Datatype& type) {
     // The first test bounds the product.
-    if (type.size > g_intra_eager_limit) return false;
+    const size_t limit = g_intra_eager_limit.load(std::memory_order_relaxed);
+    if (type.size > limit) return false;
     const size_t bytes = static_cast<size_t>(count) * type.size;
-    if (bytes > g_intra_eager_limit) return false;
+    if (bytes > limit) return false;
     RankState* d = world().local(c->peer_world_rank(dest));
     if (!d) return false;
-    intranode::send_eager(d, Envelope{c->context, c->rank, tag}, buf, static_cast<size_t>(count),
-                          type, bytes);
-    if (hang_watch_on()) c->owner->completions.fetch_add(1, std::memory_order_relaxed);
+    const bool slot = intranode::send_eager(d, Envelope{c->context, c->rank, tag}, buf,
+                                            static_cast<size_t>(count), type, bytes);
+    if (__builtin_expect(runtime::tools::g_transport.on(), 0)) counted_send(c->owner, slot, bytes);
     return true;
 }
 
@@ -149,8 +159,7 @@ bool p2p_probe(RankState* me, uint32_t context, int source, int tag, MPI_Status*
     bool unexpected = lock_with_inbox_drained(me, out);
     Incoming* m = q.find_unexpected(context, source, tag);
     if (m) {
-        if (status && status != MPI_STATUS_IGNORE)
-            set_status(status, m->env.source, m->env.tag, static_cast<MPI_Count>(m->bytes));
+        status_out(status, m->env.source, m->env.tag, static_cast<MPI_Count>(m->bytes));
         if (taken) {
             q.remove_unexpected(m);
             *taken = m;

@@ -23,7 +23,7 @@ void process_setup(const JobLayout& layout) {
     g_wait_spin_ns = static_cast<int64_t>(
         runtime::env::get_seconds("MPC_WAIT_SPIN", static_cast<double>(g_wait_spin_ns) * 1e-9) *
         1e9);
-    g_stats_enabled = runtime::env::get_bool("MPC_STATS", false);
+    set_stats_report(runtime::env::get_bool("MPC_STATS", false));
     set_poll_mode(static_cast<PollMode>(runtime::env::get_choice(
         "MPC_PROGRESS", static_cast<int>(PollMode::Collaborative),
         {{"wait", static_cast<int>(PollMode::Wait)},
@@ -35,6 +35,7 @@ void process_setup(const JobLayout& layout) {
     world_create(layout.world_size, layout.num_nodes, layout.node_id, layout.node_of);
     world().appnum = layout.appnum;
     runtime::set_identity_provider(&current_world_rank);
+    register_tool_variables();
 }
 
 void process_teardown() {

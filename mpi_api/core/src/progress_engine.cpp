@@ -5,8 +5,10 @@
 #include "intranode.hpp"
 #include "mpi_api/hang_watch.hpp"
 #include "mpi_api/net.hpp"
+#include "mpi_api/progress.hpp"
 #include "mpi_api/rank.hpp"
 #include "mpi_api/request.hpp"
+#include "runtime/tools.hpp"
 
 namespace mpc::mpi {
 namespace {
@@ -14,6 +16,10 @@ namespace {
 std::atomic<PollMode> g_mode{PollMode::Collaborative};
 
 }  // namespace
+
+void count_steal(RankState* victim) {
+    victim->transport.stolen.fetch_add(1, std::memory_order_relaxed);
+}
 
 void set_poll_mode(PollMode mode) {
     g_mode.store(mode);
@@ -81,16 +87,26 @@ bool poll(int caller, bool steal, int thief_numa) {
     if (serve_others) {
         for (size_t i = 0; i < locals.size(); ++i) {
             if (static_cast<int>(i) == caller) continue;
-            did |= intranode::drain(locals[i], false);
+            if (intranode::drain(locals[i], false)) {
+                did = true;
+                if (runtime::tools::g_transport.on()) count_steal(locals[i]);
+            }
             did |= progress_rank(locals[i]);
         }
     }
     return did;
 }
 
-bool poll_rank(RankState* me, bool steal) {
-    if (hang_watch_on() && me) me->polls.fetch_add(1, std::memory_order_relaxed);
-    return poll(me ? me->local_index : -1, steal);
+int64_t WaitRecord::started() {
+    return runtime::now_ns();
+}
+
+void WaitRecord::finish() {
+    RankState* me = current_rank();
+    if (!me) return;
+    me->transport.waits.fetch_add(1, std::memory_order_relaxed);
+    me->transport.wait_ns.fetch_add(static_cast<uint64_t>(runtime::now_ns() - start_),
+                                    std::memory_order_relaxed);
 }
 
 bool poll_current() {

@@ -15,7 +15,7 @@ extern "C" MPI_Status* const MPI_Status_ignore_ = g_status_ignore;
 
 namespace mpc::mpi {
 
-int64_t g_wait_spin_ns = 50000;
+std::atomic<int64_t> g_wait_spin_ns{50000};
 
 namespace {
 
@@ -124,8 +124,18 @@ void request_for_each_live(void (*fn)(Request* r, void* ctx), void* ctx) {
     pool().for_each_live([&](Request* r) { fn(r, ctx); });
 }
 
+int grequest_free(Request* r) {
+    MPI_Grequest_free_function* fn = r->free_fn;
+    if (r->kind != Request::Kind::Generalized || !fn) return MPI_SUCCESS;
+    r->free_fn = nullptr;  // called once, whoever releases the request
+    return fn(r->extra_state);
+}
+
 void request_release(Request* r) {
     if (r->handle == MPI_REQUEST_NULL) return;  // a stack request
+    // A generalized request freed by the user before it completed goes here
+    // from MPI_Grequest_complete: its free_fn has not run yet.
+    (void)grequest_free(r);
     int h = r->handle;
     r->handle = MPI_REQUEST_NULL;
     datatype_release(r->held_type);

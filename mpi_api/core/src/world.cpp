@@ -52,7 +52,7 @@ void world_destroy() {
 RankState::~RankState() {
     // The last message a rank received in place is still in its inbox.
     intranode::release_inbox(this);
-    delete[] fn_stats;
+    delete[] fn_stats.load();
 }
 
 RankState* current_rank() { return static_cast<RankState*>(sched::current_owner()); }

@@ -21,11 +21,14 @@ public:
         auto it = kvs_.find(key);
         return it == kvs_.end() ? std::string() : it->second;
     }
+    // Nobody to connect to: a secret for the form's sake.
+    const auth::Secret& job_secret() override { return secret_; }
     void abort(int, const char*) override {}
     void finalize() override {}
 
 private:
     std::map<std::string, std::string> kvs_;
+    auth::Secret secret_ = auth::make_secret();
 };
 
 }  // namespace

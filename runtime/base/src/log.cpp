@@ -56,12 +56,22 @@ void set_identity_provider(IdentityProvider provider) { g_identity.store(provide
 void set_node_id(int node) { g_node.store(node); }
 void set_job_killer(JobKiller killer) { g_killer.store(killer); }
 
+namespace {
+std::atomic<int> g_debug{-1};  // -1: MPC_DEBUG not read yet
+}  // namespace
+
 bool debug_enabled() {
-    static const bool enabled = [] {
+    int on = g_debug.load(std::memory_order_relaxed);
+    if (on < 0) {
         const char* v = getenv("MPC_DEBUG");
-        return v && *v && strcmp(v, "0") != 0;
-    }();
-    return enabled;
+        on = v && *v && strcmp(v, "0") != 0;
+        g_debug.store(on, std::memory_order_relaxed);
+    }
+    return on;
+}
+
+void set_debug_enabled(bool on) {
+    g_debug.store(on, std::memory_order_relaxed);
 }
 
 void warn(const char* fmt, ...) {

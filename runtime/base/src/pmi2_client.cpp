@@ -14,8 +14,10 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "runtime/env.hpp"
+#include "runtime/handshake.hpp"
 #include "runtime/log.hpp"
 #include "runtime/pmi2_wire.hpp"
 
@@ -23,9 +25,27 @@ namespace mpc::runtime {
 namespace pmi2 {
 namespace {
 
+// Reads exactly len bytes (blocking); false with *error at end of stream.
+bool read_exact(int fd, void* out, size_t len, std::string* error) {
+    auto* p = static_cast<char*>(out);
+    while (len > 0) {
+        const ssize_t n = read(fd, p, len);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            *error = n == 0 ? "the launcher closed the connection"
+                            : std::string("reading from the launcher failed: ") + strerror(errno);
+            return false;
+        }
+        p += n;
+        len -= static_cast<size_t>(n);
+    }
+    return true;
+}
+
 class Client final : public Bootstrap {
   public:
-    Client(int fd, std::string jobid) : fd_(fd), jobid_(std::move(jobid)) {}
+    Client(int fd, std::string jobid, std::optional<auth::Secret> secret)
+        : fd_(fd), jobid_(std::move(jobid)), secret_(secret), from_launcher_(secret.has_value()) {}
     ~Client() override {
         watch_.reset();  // before its fd closes
         if (fd_ >= 0) close(fd_);
@@ -73,6 +93,29 @@ class Client final : public Bootstrap {
         if (!decode_value(resp.get("value"), &raw))
             fatal("PMI-2: the value of key '%s' was not stored by this client", key.c_str());
         return raw;
+    }
+
+    const auth::Secret& job_secret() override {
+        if (secret_) return *secret_;
+        // Published by node process 0 before the first fence (connect()).
+        auth::Secret s;
+        if (!auth::secret_from_hex(get(kSecretKey), &s))
+            fatal(
+                "PMI-2: node process 0 published no job secret (the network asked for it before "
+                "the first fence, or node process 0 is not a fibermpi program of this version)");
+        secret_ = s;
+        return *secret_;
+    }
+
+    // Under a launcher other than mpcrun: node process 0 makes the secret and
+    // puts it, to be seen by everyone after the first fence.
+    void publish_secret() {
+        if (from_launcher_ || rank_ != 0 || size_ == 1) {
+            if (!secret_ && size_ == 1) secret_ = auth::make_secret();
+            return;
+        }
+        secret_ = auth::make_secret();
+        put(kSecretKey, auth::to_hex(secret_->bytes.data(), secret_->bytes.size()));
     }
 
     void abort(int status, const char* message) override {
@@ -147,6 +190,8 @@ class Client final : public Bootstrap {
     std::unique_ptr<LauncherWatch> watch_;
     int fd_;
     std::string jobid_;
+    std::optional<auth::Secret> secret_;
+    bool from_launcher_;  // mpcrun gave the secret: the connection opens with the handshake
     int rank_ = 0, size_ = 1, appnum_ = 0;
 };
 
@@ -154,9 +199,36 @@ bool Client::handshake(int rank_hint, std::string* error) {
     // The PMI-1 init line goes out in one write: Slurm reads it with one read().
     Message init("init");
     init.add_int("pmi_version", 2).add_int("pmi_subversion", 0);
-    if (!write_all(fd_, format_v1_line(init))) {
+    std::string first = format_v1_line(init);
+    uint8_t proof[auth::kProofBytes];
+    std::optional<auth::Connector> connector;
+    if (from_launcher_) {
+        // mpcrun's challenge waits for us; the proof goes out with init.
+        uint8_t challenge[auth::kChallengeBytes];
+        if (!read_exact(fd_, challenge, sizeof challenge, error)) return false;
+        connector.emplace(*secret_, auth::Purpose::kPmi, rank_hint, auth::kLauncherId);
+        const char* why = nullptr;
+        if (!connector->answer(challenge, sizeof challenge, proof, &why)) {
+            *error = std::string("the launcher's handshake failed: ") + why;
+            return false;
+        }
+        first.insert(0, reinterpret_cast<const char*>(proof), sizeof proof);
+    }
+    if (!write_all(fd_, first)) {
         *error = std::string("writing to the launcher failed: ") + strerror(errno);
         return false;
+    }
+    if (connector) {
+        uint8_t confirm[auth::kConfirmBytes];
+        const char* why = nullptr;
+        if (!read_exact(fd_, confirm, sizeof confirm, error)) {
+            *error += " (it refused our proof of the job's secret?)";
+            return false;
+        }
+        if (!connector->check_confirm(confirm, sizeof confirm, &why)) {
+            *error = std::string("the launcher did not prove the job's secret: ") + why;
+            return false;
+        }
     }
     Message resp;
     if (!read_v1_line(fd_, &resp, error)) return false;
@@ -198,8 +270,9 @@ bool Client::handshake(int rank_hint, std::string* error) {
 }  // namespace
 
 std::unique_ptr<Bootstrap> connect(const ClientOptions& options, std::string* error) {
-    auto client = std::make_unique<Client>(options.fd, options.jobid);
+    auto client = std::make_unique<Client>(options.fd, options.jobid, options.secret);
     if (!client->handshake(options.rank, error)) return nullptr;
+    client->publish_secret();
     if (options.watch_launcher) client->watch_launcher();
     return client;
 }
@@ -219,12 +292,17 @@ int rank_from_environment() {
 }  // namespace
 
 std::unique_ptr<Bootstrap> make_pmi2_bootstrap() {
+    // Out of the environment first, whatever comes next: programs the ranks
+    // start must not inherit it.
+    auth::Secret secret;
+    const bool have_secret = auth::take_secret_from_environment(&secret);
     const char* fd_text = env::get("PMI_FD");
     const char* port = env::get("PMI_PORT");
     if (!fd_text && !port) return nullptr;
     pmi2::ClientOptions options;
     if (const char* jobid = env::get("PMI_JOBID")) options.jobid = jobid;
     options.rank = rank_from_environment();
+    if (have_secret) options.secret = secret;
     std::string error;
     if (fd_text) {
         options.fd = static_cast<int>(env::get_int("PMI_FD", -1, 0, INT_MAX));

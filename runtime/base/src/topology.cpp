@@ -1,6 +1,7 @@
 #include "runtime/topology.hpp"
 
 #include <hwloc.h>
+#include <hwloc/glibc-sched.h>
 
 #include <algorithm>
 #include <atomic>
@@ -112,6 +113,15 @@ std::vector<int> Topology::allowed_cores() const {
         if (usable) allowed.push_back(c);
     }
     return allowed.empty() ? all : allowed;
+}
+
+bool Topology::core_cpus(int core, cpu_set_t* out) const {
+    if (!this_system_) return false;
+    hwloc_topology_t topo = as_topo(topo_);
+    const int n = num_cores();
+    hwloc_obj_t obj = hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE, static_cast<unsigned>(core % n));
+    if (!obj) obj = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PU, static_cast<unsigned>(core % n));
+    return obj && hwloc_cpuset_to_glibc_sched_affinity(topo, obj->cpuset, out, sizeof(*out)) == 0;
 }
 
 bool Topology::bind_thread_to_core(int core) const {

@@ -46,8 +46,10 @@ private:
 // Progress hooks, set once by the layer that owns progress (the network room).
 struct ProgressHooks {
     // Called at every context switch (idle=false) and repeatedly by an idle VP
-    // (idle=true). Must not switch fibers or block.
-    void (*poll)(void* ctx, int vp, bool idle) = nullptr;
+    // (idle=true). Must not switch fibers or block. Returns whether it did
+    // something: an idle VP goes on polling while it does (a computing rank's
+    // work taken over piece by piece), and sleeps after idle_spin_ns without.
+    bool (*poll)(void* ctx, int vp, bool idle) = nullptr;
     // Optional: an idle VP about to sleep calls block() instead of sleeping on
     // its futex; block() returns when an external event arrived or wake() was
     // called for that VP. When absent the VP sleeps on a futex. `sleeping`
@@ -59,24 +61,31 @@ struct ProgressHooks {
     void* ctx = nullptr;
 };
 
+// A region of the VP threads' static TLS that every task has its own copy of.
+struct TlsRegion {
+    std::ptrdiff_t offset = 0;   // the region starts this many bytes below the thread pointer
+    size_t size = 0;
+    const void* init = nullptr;  // every task starts from these `size` bytes
+};
+
 struct Options {
     int num_vps = 1;
     size_t stack_size = 8u << 20;     // per task, reserved; committed lazily
     bool bind = true;                 // bind VP threads to cores
     std::vector<int> cores;           // cores of the VPs, VP i on cores[i % size] (default: 0, 1, ...)
     int64_t idle_spin_ns = 200000;    // an idle VP polls this long before it sleeps
+    // ... and this long at most while cores are shared (cores_shared()).
+    int64_t shared_idle_spin_ns = 5000;
     // VPs share cores (with each other or other node processes' VPs): see
     // cores_shared().
     bool shared_cores = false;
     void (*on_vp_start)(int vp) = nullptr;  // runs first on every VP thread
-    // A static TLS region private to each task (the program's own TLS block,
-    // which code addresses at a fixed offset from the thread pointer): on every
-    // switch the VP saves the outgoing task's bytes and installs the incoming
-    // task's. The region starts `task_tls_offset` bytes below the thread
-    // pointer; every task starts from `task_tls_init`.
-    size_t task_tls_size = 0;
-    std::ptrdiff_t task_tls_offset = 0;
-    const void* task_tls_init = nullptr;
+    // Static TLS regions private to each task (the program's own TLS block,
+    // which code addresses at a fixed offset from the thread pointer; the
+    // per-thread state of libraries that must follow a rank, such as the
+    // OpenMP runtime's): on every switch the VP saves the outgoing task's
+    // bytes and installs the incoming task's. Empty: nothing is swapped.
+    std::vector<TlsRegion> task_tls;
 };
 
 // The core VP `vp` runs on under these options.
@@ -103,13 +112,22 @@ public:
     int num_vps() const { return static_cast<int>(vps_.size()); }
     Vp* vp(int i) const { return vps_[static_cast<size_t>(i)]; }
     const Options& options() const { return options_; }
+    // How long an idle VP polls before it sleeps: options().idle_spin_ns until
+    // changed (MPC_IDLE_SPIN, an MPI_T control variable); read at every idle round.
+    int64_t idle_spin_ns() const { return idle_spin_ns_.load(std::memory_order_relaxed); }
+    void set_idle_spin_ns(int64_t ns) { idle_spin_ns_.store(ns, std::memory_order_relaxed); }
+    // Times a VP found nothing to do for idle_spin_ns and went to sleep.
+    uint64_t sleeps() const { return sleeps_.load(std::memory_order_relaxed); }
 
     // Internal, for the VPs.
     void task_finished();
     bool all_done() const { return live_tasks_.load(std::memory_order_acquire) == 0; }
+    void count_sleep() { sleeps_.fetch_add(1, std::memory_order_relaxed); }
 
-private:
+  private:
     Options options_;
+    std::atomic<int64_t> idle_spin_ns_{0};
+    std::atomic<uint64_t> sleeps_{0};
     ProgressHooks hooks_;
     std::vector<Vp*> vps_;
     std::atomic<int> live_tasks_{0};
@@ -146,11 +164,20 @@ void park_for(int64_t timeout_ns);
 void yield(bool poll = true);
 // True when another task of the caller's VP is ready to run.
 bool others_runnable();
-// True when VPs share cores (Options::shared_cores): a thread that spins then
+// For a caller that found nothing to do and will look again (MPI_Test in a
+// loop): an OS thread that is no task gives its core to the kernel's other
+// threads while VPs share cores (spinning threads of a rank would otherwise
+// starve the ones they wait for); nothing for tasks, or on cores of our own.
+void relax();
+// True when VPs share cores (Options::shared_cores), or while threads that are
+// no VPs run beside them (guest_threads_add): a thread that spins then
 // keeps the core from the one that would end its wait (a VP holding the
 // network's lock, or the idle VP that would progress a computing rank's
 // messages) for a whole time slice, so waits should sleep early instead.
 bool cores_shared();
+// Threads other than the VPs that run on the VPs' cores (the threads ranks
+// create) come and go: while any lives, the cores count as shared.
+void guest_threads_add(int delta);
 // Runs the progress hook once (outside a context switch).
 void poll();
 // Ends the calling task now, without returning to its entry function.

@@ -2,6 +2,8 @@
 ! code comes back in IERROR (and its class and string can be queried), a
 ! Fortran error handler (SUBROUTINE HANDLER(COMM, CODE)) is called with the
 ! communicator and the code, and user error classes, codes and strings work.
+! The tools interface's error classes (MPI_T is C only, its classes are not)
+! are classes in the mpi module and in mpif.h alike.
 program f_errors
   use mpi
   use ftest
@@ -13,6 +15,8 @@ program f_errors
   call returned_codes(size)
   call fortran_handler(rank)
   call user_codes()
+  call tool_classes_module()
+  call tool_classes_mpif()
   call MPI_Finalize(ierr)
 end program f_errors
 
@@ -102,3 +106,63 @@ subroutine user_codes()
   call MPI_Error_class(code, got, ierr)
   call check_int(got, cls, 'MPI_Error_class of a user code')
 end subroutine user_codes
+
+! Each MPI_T_ERR_* is its own class, with a message of its own.
+subroutine check_tool_class(c, name)
+  use mpi
+  use ftest
+  implicit none
+  integer, intent(in) :: c
+  character(len=*), intent(in) :: name
+  integer :: ierr, cls, rlen
+  character(len=MPI_MAX_ERROR_STRING) :: text
+  call MPI_Error_class(c, cls, ierr)
+  call check_int(ierr, MPI_SUCCESS, 'MPI_Error_class of ' // name)
+  call check_int(cls, c, 'MPI_Error_class of ' // name)
+  call MPI_Error_string(c, text, rlen, ierr)
+  call check(ierr == MPI_SUCCESS .and. rlen > 0, 'MPI_Error_string of ' // name)
+end subroutine check_tool_class
+
+subroutine tool_classes_module()
+  use mpi
+  implicit none
+  call check_tool_class(MPI_T_ERR_MEMORY, 'MPI_T_ERR_MEMORY')
+  call check_tool_class(MPI_T_ERR_NOT_INITIALIZED, 'MPI_T_ERR_NOT_INITIALIZED')
+  call check_tool_class(MPI_T_ERR_CANNOT_INIT, 'MPI_T_ERR_CANNOT_INIT')
+  call check_tool_class(MPI_T_ERR_INVALID_INDEX, 'MPI_T_ERR_INVALID_INDEX')
+  call check_tool_class(MPI_T_ERR_INVALID_ITEM, 'MPI_T_ERR_INVALID_ITEM')
+  call check_tool_class(MPI_T_ERR_INVALID_HANDLE, 'MPI_T_ERR_INVALID_HANDLE')
+  call check_tool_class(MPI_T_ERR_OUT_OF_HANDLES, 'MPI_T_ERR_OUT_OF_HANDLES')
+  call check_tool_class(MPI_T_ERR_OUT_OF_SESSIONS, 'MPI_T_ERR_OUT_OF_SESSIONS')
+  call check_tool_class(MPI_T_ERR_INVALID_SESSION, 'MPI_T_ERR_INVALID_SESSION')
+  call check_tool_class(MPI_T_ERR_CVAR_SET_NOT_NOW, 'MPI_T_ERR_CVAR_SET_NOT_NOW')
+  call check_tool_class(MPI_T_ERR_CVAR_SET_NEVER, 'MPI_T_ERR_CVAR_SET_NEVER')
+  call check_tool_class(MPI_T_ERR_PVAR_NO_STARTSTOP, 'MPI_T_ERR_PVAR_NO_STARTSTOP')
+  call check_tool_class(MPI_T_ERR_PVAR_NO_WRITE, 'MPI_T_ERR_PVAR_NO_WRITE')
+  call check_tool_class(MPI_T_ERR_PVAR_NO_ATOMIC, 'MPI_T_ERR_PVAR_NO_ATOMIC')
+  call check_tool_class(MPI_T_ERR_INVALID_NAME, 'MPI_T_ERR_INVALID_NAME')
+  call check_tool_class(MPI_T_ERR_INVALID, 'MPI_T_ERR_INVALID')
+end subroutine tool_classes_module
+
+! The same names from mpif.h, with the same values.
+subroutine tool_classes_mpif()
+  use ftest
+  implicit none
+  include 'mpif.h'
+  integer :: classes(16), i, j
+  classes = (/ MPI_T_ERR_MEMORY, MPI_T_ERR_NOT_INITIALIZED, MPI_T_ERR_CANNOT_INIT, &
+               MPI_T_ERR_INVALID_INDEX, MPI_T_ERR_INVALID_ITEM, MPI_T_ERR_INVALID_HANDLE, &
+               MPI_T_ERR_OUT_OF_HANDLES, MPI_T_ERR_OUT_OF_SESSIONS, &
+               MPI_T_ERR_INVALID_SESSION, MPI_T_ERR_CVAR_SET_NOT_NOW, &
+               MPI_T_ERR_CVAR_SET_NEVER, MPI_T_ERR_PVAR_NO_STARTSTOP, &
+               MPI_T_ERR_PVAR_NO_WRITE, MPI_T_ERR_PVAR_NO_ATOMIC, MPI_T_ERR_INVALID_NAME, &
+               MPI_T_ERR_INVALID /)
+  do i = 1, 16
+    call check(classes(i) > MPI_SUCCESS .and. classes(i) <= MPI_ERR_LASTCODE, &
+               'an MPI_T_ERR_* of mpif.h is in the class range')
+    do j = 1, i - 1
+      call check(classes(i) /= classes(j), 'the MPI_T_ERR_* of mpif.h are distinct')
+    end do
+  end do
+  call check_tool_class(MPI_T_ERR_INVALID, 'MPI_T_ERR_INVALID (mpif.h)')
+end subroutine tool_classes_mpif

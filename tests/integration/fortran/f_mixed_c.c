@@ -5,6 +5,7 @@
 
 int c_ring_sum(MPI_Fint fcomm, int value);
 int c_status_source(const MPI_Fint* fstatus);
+int c_is_status_ignore(const MPI_Fint* fstatus);
 
 /* Passes partial sums around the ring, then checks them with MPI_Allreduce. */
 int c_ring_sum(MPI_Fint fcomm, int value) {
@@ -28,7 +29,16 @@ int c_ring_sum(MPI_Fint fcomm, int value) {
 int c_status_source(const MPI_Fint* fstatus) {
     MPI_Status status;
     int count = -1;
+    /* Fortran's MPI_STATUS_IGNORE, as C code handed a Fortran status sees it. */
+    if (fstatus == MPI_F_STATUS_IGNORE) return -4;
     if (MPI_Status_f2c(fstatus, &status) != MPI_SUCCESS) return -1;
     MPI_Get_count(&status, MPI_INTEGER, &count);
     return count == 1 && status.MPI_TAG == 9 ? status.MPI_SOURCE : -3;
+}
+
+/* 1 for Fortran's MPI_STATUS_IGNORE, 2 for MPI_STATUSES_IGNORE, else 0. */
+int c_is_status_ignore(const MPI_Fint* fstatus) {
+    if (fstatus == MPI_F_STATUS_IGNORE) return 1;
+    if (fstatus == MPI_F_STATUSES_IGNORE) return 2;
+    return 0;
 }

@@ -15,6 +15,10 @@ program f_mixed_fmain
       import :: c_int
       integer(c_int) :: status(*)
     end function c_status_source
+    integer(c_int) function c_is_status_ignore(status) bind(c, name='c_is_status_ignore')
+      import :: c_int
+      integer(c_int) :: status(*)
+    end function c_is_status_ignore
   end interface
   integer :: ierr, rank, size, comm, st(MPI_STATUS_SIZE), buf
   call MPI_Init(ierr)
@@ -27,6 +31,9 @@ program f_mixed_fmain
   call MPI_Sendrecv_replace(buf, 1, MPI_INTEGER, mod(rank + 1, size), 9, &
                             mod(rank + size - 1, size), 9, MPI_COMM_WORLD, st, ierr)
   call check_int(c_status_source(st), mod(rank + size - 1, size), 'status read by C')
+  call check_int(c_is_status_ignore(MPI_STATUS_IGNORE), 1, 'MPI_F_STATUS_IGNORE in C')
+  call check_int(c_is_status_ignore(MPI_STATUSES_IGNORE), 2, 'MPI_F_STATUSES_IGNORE in C')
+  call check_int(c_is_status_ignore(st), 0, 'a status is no MPI_F_STATUS_IGNORE')
   call MPI_Comm_free(comm, ierr)
   call MPI_Finalize(ierr)
 end program f_mixed_fmain

@@ -3,13 +3,14 @@
 // connection, send/receive of every size up to the buffer size, the shared
 // receive pool, the send queue bound, RDMA writes of 1 B to 64 MiB, writes
 // with immediate data, registration, error completions, wait/interrupt, lost
-// connections.
+// connections, keys bound to connections, impostors without the job's secret.
 #include <atomic>
 #include <map>
 #include <set>
 
 #include "../../../ib/src/connection_watch.hpp"
 #include "driver_harness.hpp"
+#include "runtime/auth.hpp"
 
 using namespace mpc::ib;
 using namespace mpc::ib::test;
@@ -38,7 +39,6 @@ TEST_CASE("drivers connect every pair and exchange messages", "[ib][driver]") {
     // at once.
     const int n = GENERATE(3, 7);
     INFO("driver " << kind << ", " << n << " nodes");
-    if (n > 3 && kind == "ofi:sockets") return;  // that provider's troubles (harness)
     Cluster c;
     if (!c.open(kind, n)) return;
     for (int i = 0; i < n; ++i) CHECK(!c[i].local_address().empty());
@@ -260,7 +260,8 @@ TEST_CASE("RDMA writes of 1 B to 64 MiB land in the registered region", "[ib][dr
         fill_pattern(src.data(), size, round + 1);
         std::memset(dst.data(), 0, size + offset);
         REQUIRE(c[0].post_write(1, src.data(), size, src.mr().local_desc, dst.remote(offset),
-                                dst.mr().remote_key, false, 0, 1000 + round) == Status::Ok);
+                                c[1].remote_key_for(dst.mr(), 0), false, 0,
+                                1000 + round) == Status::Ok);
         // A send after the write arrives after its data (ordered connection).
         REQUIRE(c[0].post_send(1, note.data(), 8, note.mr().local_desc, 2000 + round) ==
                 Status::Ok);
@@ -294,8 +295,8 @@ TEST_CASE("a write with immediate delivers its value after its data", "[ib][driv
         [&] {
             while (posted < writes &&
                    c[0].post_write(1, src.data() + posted * chunk, chunk, src.mr().local_desc,
-                                   dst.remote(posted * chunk), dst.mr().remote_key, true,
-                                   0xabc00000u + posted, posted) == Status::Ok)
+                                   dst.remote(posted * chunk), c[1].remote_key_for(dst.mr(), 0),
+                                   true, 0xabc00000u + posted, posted) == Status::Ok)
                 ++posted;
             return c.nodes[1].received.size() == writes;
         },
@@ -344,7 +345,7 @@ TEST_CASE("registration gives distinct keys and can be undone and redone", "[ib]
     REQUIRE(c[1].register_memory(memory.data() + 100, 4096, &again) == Status::Ok);
     fill_pattern(src.data(), 4096, 77);
     REQUIRE(c[0].post_write(1, src.data(), 4096, src.mr().local_desc, again.remote_base,
-                            again.remote_key, true, 5, 0) == Status::Ok);
+                            c[1].remote_key_for(again, 0), true, 5, 0) == Status::Ok);
     REQUIRE(c.pump([&] { return c.nodes[1].received.size() == 1; }));
     CHECK(c.nodes[1].received[0].imm == 5);
     CHECK(check_pattern(memory.data() + 100, 4096, 77));
@@ -365,7 +366,7 @@ TEST_CASE("a write with a bad key is reported as an error", "[ib][driver]") {
     // A key nobody registered. The transports treat it as fatal to the
     // connection (tcp closes it, verbs moves the QP to the error state), so
     // the failure shows on the write or on what follows it.
-    uint64_t bad_key = dst.mr().remote_key ^ 0x5a5a5a5a00ull;
+    uint64_t bad_key = c[1].remote_key_for(dst.mr(), 0) ^ 0x5a5a5a5a00ull;
     REQUIRE(c[0].post_write(1, src.data(), 4096, src.mr().local_desc, dst.remote(0), bad_key, true,
                             1, 7) == Status::Ok);
     bool failed = false;
@@ -388,6 +389,101 @@ TEST_CASE("a write with a bad key is reported as an error", "[ib][driver]") {
     // Nothing was written, and no WriteImm was reported for it.
     CHECK(count_type(c.nodes[1].received, Type::WriteImm) == 0);
     c[0].deregister_memory(note_mr);
+}
+
+TEST_CASE("tcp: a key is good only on the connection it was given to", "[ib][driver]") {
+    // Node 2's memory, its key given to node 0; node 1 uses that key.
+    std::vector<char> note_memory(8);
+    Cluster c;
+    REQUIRE(c.open("tcp", 3));
+    Registered src(c[1], 4096), dst(c[2], 4096), good(c[0], 4096);
+    const uint64_t for_node0 = c[2].remote_key_for(dst.mr(), 0);
+    CHECK(for_node0 != c[2].remote_key_for(dst.mr(), 1));
+    // Keys of successive registrations are not a sequence anyone could guess.
+    MemoryRegion a, b;
+    REQUIRE(c[2].register_memory(note_memory.data(), 4, &a) == Status::Ok);
+    REQUIRE(c[2].register_memory(note_memory.data() + 4, 4, &b) == Status::Ok);
+    const uint64_t gap =
+        a.remote_key > b.remote_key ? a.remote_key - b.remote_key : b.remote_key - a.remote_key;
+    CHECK(gap > 1000);
+    c[2].deregister_memory(a);
+    c[2].deregister_memory(b);
+    // Node 0 writes with its key: fine.
+    fill_pattern(good.data(), 4096, 9);
+    REQUIRE(c[0].post_write(2, good.data(), 4096, good.mr().local_desc, dst.remote(0), for_node0,
+                            true, 3, 0) == Status::Ok);
+    REQUIRE(c.pump([&] { return c.nodes[2].received.size() == 1; }));
+    CHECK(check_pattern(dst.data(), 4096, 9));
+    // Node 1 with node 0's key: its connection breaks, nothing lands.
+    std::memset(dst.data(), 0, 4096);
+    REQUIRE(c[1].post_write(2, src.data(), 4096, src.mr().local_desc, dst.remote(0), for_node0,
+                            true, 4, 7) == Status::Ok);
+    bool failed = false;
+    MemoryRegion note_mr;
+    REQUIRE(c[1].register_memory(note_memory.data(), 8, &note_mr) == Status::Ok);
+    CHECK(c.pump(
+        [&] {
+            for (auto& s : c.nodes[1].sent) failed = failed || !s.ok;
+            if (!failed && c.nodes[1].sent.size() < 64)
+                failed = c[1].post_send(2, note_memory.data(), 8, note_mr.local_desc, 8) ==
+                         Status::Error;
+            return failed;
+        },
+        20));
+    CHECK(count_type(c.nodes[2].received, Type::WriteImm) == 1);  // node 0's only
+    CHECK(std::all_of(dst.data(), dst.data() + 4096, [](char x) { return x == 0; }));
+    c[1].deregister_memory(note_mr);
+}
+
+TEST_CASE("an impostor without the job's secret is refused; the real peers connect",
+          "[ib][driver][auth]") {
+    const char* kind = GENERATE("tcp", "ofi");
+    INFO("driver " << kind);
+    DriverConfig config;
+    config.num_peers = 2;
+    config.one_host = true;
+    config.secret = mpc::runtime::auth::make_secret();
+    std::unique_ptr<Driver> nodes[2];
+    std::vector<std::string> addresses;
+    for (int i = 0; i < 2; ++i) {
+        config.self = i;
+        std::string error;
+        nodes[i] = open_driver(kind, config, &error);
+        INFO(error);
+        REQUIRE(nodes[i]);
+        addresses.push_back(nodes[i]->local_address());
+    }
+    // Node 0 as someone without the secret would play it, at node 1's door.
+    DriverConfig fake = config;
+    fake.self = 0;
+    fake.secret = mpc::runtime::auth::make_secret();
+    std::string error;
+    std::unique_ptr<Driver> impostor = open_driver(kind, fake, &error);
+    REQUIRE(impostor);
+    Status status[3] = {Status::Error, Status::Error, Status::Ok};
+    std::thread fake_thread([&] { status[2] = impostor->connect_all(addresses); });
+    fake_thread.join();  // refused before the real node 0 even tries
+    std::thread real([&] { status[0] = nodes[0]->connect_all(addresses); });
+    status[1] = nodes[1]->connect_all(addresses);
+    real.join();
+    CHECK(status[2] == Status::Error);
+    REQUIRE(status[0] == Status::Ok);
+    REQUIRE(status[1] == Status::Ok);
+    // The real pair works.
+    std::vector<char> buf(64, 'x');
+    MemoryRegion mr;
+    REQUIRE(nodes[0]->register_memory(buf.data(), buf.size(), &mr) == Status::Ok);
+    REQUIRE(nodes[0]->post_send(1, buf.data(), 8, mr.local_desc, 1) == Status::Ok);
+    Completion c[4];
+    int got = 0;
+    for (int round = 0; round < 200000 && got == 0; ++round) {
+        nodes[0]->poll_send_cq(c, 4);
+        got = nodes[1]->poll_recv_cq(c, 4);
+    }
+    REQUIRE(got == 1);
+    CHECK(c[0].ok);
+    CHECK(c[0].length == 8);
+    nodes[0]->deregister_memory(mr);
 }
 
 TEST_CASE("wait returns on a completion, on interrupt and on timeout", "[ib][driver]") {
@@ -475,6 +571,12 @@ TEST_CASE("open_driver selects drivers and explains failures", "[ib][driver]") {
     error.clear();
     CHECK(open_driver("ofi", config, &error) == nullptr);
     CHECK(error.find("no-such-provider") != std::string::npos);
+
+    // A provider that cannot carry the job's handshake is refused, with why.
+    config.provider = "sockets";
+    error.clear();
+    CHECK(open_driver("ofi", config, &error) == nullptr);
+    CHECK(error.find("cannot carry the job's connection handshake") != std::string::npos);
 
     config.provider.clear();
     auto driver = open_driver("auto", config, &error);

@@ -123,9 +123,19 @@ TEST_CASE("host files", "[launcher][plan]") {
     TempFile good("# cluster\n\nnode1\n  node2   # the second\nnode1\n");
     JobPlan p = plan_of(options({"-n", "3", "--hostfile", good.path.c_str(), "prog"}));
     CHECK(p.hosts == std::vector<std::string>{"node1", "node2", "node1"});
-    TempFile slots("node1 slots=4\n");
-    CHECK(plan_error(options({"-n", "3", "--hostfile", slots.path.c_str(), "prog"}))
-              .find(":1: 'slots=4' after the host name") != std::string::npos);
+    // Open MPI's and hydra's slot counts are read and dropped.
+    TempFile slots("node1 slots=4 max_slots=8\nnode2:2\nnode3 max-slots=1\n");
+    CHECK(plan_of(options({"-n", "3", "--hostfile", slots.path.c_str(), "prog"})).hosts ==
+          std::vector<std::string>{"node1", "node2", "node3"});
+    TempFile other("node1 cpus=4\n");
+    CHECK(plan_error(options({"-n", "3", "--hostfile", other.path.c_str(), "prog"}))
+              .find(":1: 'cpus=4' after the host name") != std::string::npos);
+    TempFile bad_count("node1 slots=many\nnode2:x\n");
+    CHECK(plan_error(options({"-n", "3", "--hostfile", bad_count.path.c_str(), "prog"}))
+              .find("'slots=many'") != std::string::npos);
+    TempFile bad_colon("node2:x\n");
+    CHECK(plan_error(options({"-n", "3", "--hostfile", bad_colon.path.c_str(), "prog"}))
+              .find("'node2:x' is not a host name or host:SLOTS") != std::string::npos);
     TempFile empty("# nothing\n");
     CHECK(plan_error(options({"-n", "3", "--hostfile", empty.path.c_str(), "prog"}))
               .find("names no host") != std::string::npos);
@@ -156,14 +166,18 @@ TEST_CASE("ssh commands quote what the remote shell will read", "[launcher][remo
     CHECK(shell_quote("it's") == "'it'\\''s'");
     CHECK(split_words("  ssh -p 2222\t-x ") == std::vector<std::string>{"ssh", "-p", "2222", "-x"});
     auto cmd = ssh_command("ssh -o BatchMode=yes", "node7", "/home/u/run dir",
-                           {{"MPC_NODE_ID", "3"}, {"X", "a b;c"}}, {"./prog", "it's"});
+                           {{"MPC_NODE_ID", "3"}, {"X", "a b;c"}}, {"./prog", "it's"}, "SECRET");
     REQUIRE(cmd.size() == 5);
     CHECK(cmd[0] == "ssh");
     CHECK(cmd[2] == "BatchMode=yes");
     CHECK(cmd[3] == "node7");
-    CHECK(cmd[4] ==
-          "cd '/home/u/run dir' && exec env 'MPC_NODE_ID=3' 'X=a b;c' './prog' 'it'\\''s'");
-    CHECK(ssh_command("", "h", "/", {}, {"p"})[0] == "ssh");
+    // sh reads the secret from standard input; the script is quoted once more.
+    const std::string script =
+        "cd '/home/u/run dir' && { IFS= read -r SECRET || { echo \"fibermpi: no job secret on "
+        "standard input (ssh -n in MPC_SSH?)\" >&2; exit 255; }; } && export SECRET && exec env "
+        "'MPC_NODE_ID=3' 'X=a b;c' './prog' 'it'\\''s'";
+    CHECK(cmd[4] == "exec sh -c " + shell_quote(script));
+    CHECK(ssh_command("", "h", "/", {}, {"p"}, "S")[0] == "ssh");
 }
 
 TEST_CASE("srun starts one task per node process, mpcrun serving PMI", "[launcher][remote]") {
@@ -198,10 +212,74 @@ TEST_CASE("the variables node processes get", "[launcher][remote]") {
     CHECK(vars["MPC_VPS"] == "2");
     CHECK(vars["A"] == "1");
     CHECK(vars.count("B") == 0);  // named without a value: inherited, or forwarded for ssh
-    const char* environ_entries[] = {"MPC_STACK_SIZE=1M", "B=from here", "HOME=/root",
-                                     "MPC_EMPTY=", nullptr};
+    const char* environ_entries[] = {
+        "MPC_STACK_SIZE=1M",   "B=from here", "HOME=/root", "MPC_EMPTY=",
+        "MPC_JOB_SECRET=00ff", "PMI_RANK=3",  nullptr};
     std::map<std::string, std::string> forwarded;
     for (auto& [k, v] : forwarded_variables(o, environ_entries)) forwarded[k] = v;
     CHECK(forwarded == std::map<std::string, std::string>{
                            {"MPC_STACK_SIZE", "1M"}, {"B", "from here"}, {"MPC_EMPTY", ""}});
+    // -genvall: everything but the secret and a launcher's PMI variables.
+    std::map<std::string, std::string> all;
+    for (auto& [k, v] : all_variables(environ_entries)) all[k] = v;
+    CHECK(all ==
+          std::map<std::string, std::string>{
+              {"MPC_STACK_SIZE", "1M"}, {"B", "from here"}, {"HOME", "/root"}, {"MPC_EMPTY", ""}});
+}
+
+TEST_CASE("output options reach the node processes", "[launcher][remote]") {
+    auto vars_of = [](const Options& o) {
+        std::map<std::string, std::string> vars;
+        for (auto& [k, v] : job_variables(o, plan_of(o))) vars[k] = v;
+        return vars;
+    };
+    CHECK(vars_of(options({"-n", "2", "--tag-output", "p"}))["MPC_OUTPUT_LABEL"] == "tag");
+    CHECK(vars_of(options({"-n", "2", "-l", "p"}))["MPC_OUTPUT_LABEL"] == "rank");
+    CHECK(vars_of(options({"-n", "2", "p"})).count("MPC_OUTPUT_LABEL") == 0);
+    CHECK(vars_of(options({"-n", "2", "--output-filename", "/abs/dir", "p"}))["MPC_OUTPUT_DIR"] ==
+          "/abs/dir");
+    // A relative directory is mpcrun's: node processes elsewhere get it whole.
+    char cwd[4096];
+    REQUIRE(getcwd(cwd, sizeof cwd));
+    CHECK(vars_of(options({"-n", "2", "--output-filename", "out", "p"}))["MPC_OUTPUT_DIR"] ==
+          std::string(cwd) + "/out");
+    // -ppn's ranks are the ones the node processes count.
+    CHECK(vars_of(options({"-ppn", "3", "--hosts", "a,b", "p"}))["MPC_NRANKS"] == "6");
+}
+
+TEST_CASE("-ppn: ranks per node pick the nodes, or the ranks", "[launcher][plan]") {
+    JobPlan p = plan_of(options({"-n", "4", "-ppn", "2", "--hosts", "a,b,c,d", "prog"}));
+    CHECK(p.nodes == 2);  // ceil(4 / 2) of the 4 hosts
+    CHECK(p.ranks == 4);
+    CHECK(p.node_of_rank == std::vector<int>{0, 0, 1, 1});
+    CHECK(plan_of(options({"-n", "9", "-ppn", "2", "--hosts", "a,b", "prog"})).nodes == 2);
+    JobPlan no_n = plan_of(options({"-ppn", "3", "--hosts", "a,b", "prog"}));
+    CHECK(no_n.ranks == 6);
+    CHECK(no_n.nodes == 2);
+    JobPlan local = plan_of(options({"-ppn", "4", "prog"}));
+    CHECK(local.ranks == 4);
+    CHECK(local.nodes == 1);
+    FakeEnv slurm{{{"SLURM_JOB_ID", "42"}, {"SLURM_JOB_NUM_NODES", "4"}}};
+    CHECK(plan_of(options({"-n", "6", "-ppn", "3", "prog"}), slurm).nodes == 2);
+    // -N wins over -ppn's choice.
+    CHECK(plan_of(options({"-n", "4", "-ppn", "1", "-N", "2", "--hosts", "a,b,c", "prog"})).nodes ==
+          2);
+}
+
+TEST_CASE("listeners take loopback when every node process runs here", "[launcher][plan]") {
+    CHECK(plan_of(options({"-n", "2", "-N", "2", "prog"})).one_host);
+    CHECK(plan_of(options({"-n", "2", "--hosts", "localhost,127.0.0.1", "prog"})).one_host);
+    char name[256] = {};
+    gethostname(name, sizeof name - 1);
+    CHECK(plan_of(options({"-n", "2", "--hosts", std::string(name).append(",localhost").c_str(),
+                           "prog"}))
+              .one_host);
+    CHECK_FALSE(
+        plan_of(options({"-n", "2", "--hosts", "localhost,elsewhere.invalid", "prog"})).one_host);
+    FakeEnv here{
+        {{"SLURM_JOB_ID", "7"}, {"SLURM_JOB_NUM_NODES", "1"}, {"SLURM_JOB_NODELIST", name}}};
+    CHECK(plan_of(options({"-n", "2", "prog"}), here).one_host);
+    FakeEnv there{
+        {{"SLURM_JOB_ID", "7"}, {"SLURM_JOB_NUM_NODES", "2"}, {"SLURM_JOB_NODELIST", "n[1-2]"}}};
+    CHECK_FALSE(plan_of(options({"-n", "2", "prog"}), there).one_host);
 }

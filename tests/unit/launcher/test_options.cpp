@@ -145,3 +145,159 @@ TEST_CASE("bad values and options are rejected", "[launcher][options]") {
         CHECK(error_of({"-n", "2", "--timeout", t, "p"}).find("invalid timeout") == 0);
     CHECK(error_of({"-n", "2", "-x", "=A", "p"}).find("invalid -x argument") == 0);
 }
+
+// Open MPI's and MPICH hydra's spellings (mpcrun is also mpiexec and mpirun):
+// every one accepted, and mapped onto what it means here.
+TEST_CASE("Open MPI spellings", "[launcher][options][dropin]") {
+    std::string error;
+    Options o;
+    REQUIRE(parse({"--n", "6", "--host", "a:2,b", "-host", "c", "--map-by", "node", "--bind-to",
+                   "core", "-x", "A=1", "--oversubscribe", "--tag-output", "--timeout", "9", "p"},
+                  &o, &error));
+    CHECK(o.ranks == 6);
+    CHECK(o.hosts == std::vector<std::string>{"a", "b", "c"});  // slot counts dropped
+    CHECK(o.map == "cyclic");
+    CHECK(o.bind == "core");
+    CHECK(o.env == std::vector<std::string>{"A=1"});
+    CHECK(o.label == mpc::launcher::OutputLabel::kTag);
+    CHECK(o.timeout == 9);
+    Options single;  // Open MPI takes its long options with one dash too
+    REQUIRE(parse({"-np", "2", "-hostfile", "h", "-map-by", "slot", "-bind-to", "none",
+                   "-oversubscribe", "-tag-output", "-timeout", "3", "p"},
+                  &single, &error));
+    CHECK(single.hostfile == "h");
+    CHECK(single.map == "block");
+    CHECK(single.bind == "none");
+    CHECK(single.label == mpc::launcher::OutputLabel::kTag);
+    CHECK(single.timeout == 3);
+    for (const char* spelling : {"--hostfile", "--machinefile", "-machinefile"}) {
+        Options h;
+        REQUIRE(parse({"-n", "2", spelling, "hosts.txt", "p"}, &h, &error));
+        CHECK(h.hostfile == "hosts.txt");
+    }
+    Options files;
+    REQUIRE(parse({"-n", "2", "--output-filename", "out", "p"}, &files, &error));
+    CHECK(files.output_dir == "out");
+    REQUIRE(parse({"-n", "2", "-output-filename", "o2", "p"}, &files, &error));
+    CHECK(files.output_dir == "o2");
+    Options h;
+    REQUIRE(parse({"-n", "2", "-H", "x:4", "p"}, &h, &error));
+    CHECK(h.hosts == std::vector<std::string>{"x"});
+}
+
+TEST_CASE("--map-by and --bind-to policies", "[launcher][options][dropin]") {
+    std::string error;
+    for (auto [policy, map] : {std::pair<const char*, const char*>{"node", "cyclic"},
+                               {"node:OVERSUBSCRIBE", "cyclic"},
+                               {"slot", "block"},
+                               {"core", "block"},
+                               {"core:PE=2", "block"},
+                               {"socket", "block"},
+                               {"numa", "block"},
+                               {"hwthread", "block"},
+                               {"l3cache", "block"},
+                               {"package", "block"},
+                               {"board", "block"}}) {
+        Options o;
+        INFO(policy);
+        REQUIRE(parse({"-n", "2", "--map-by", policy, "p"}, &o, &error));
+        CHECK(o.map == map);
+    }
+    for (auto [unit, bind] : {std::pair<const char*, const char*>{"core", "core"},
+                              {"hwthread", "core"},
+                              {"cpu", "core"},
+                              {"core:overload-allowed", "core"},
+                              {"none", "none"},
+                              {"socket", "none"},
+                              {"numa", "none"},
+                              {"package", "none"},
+                              {"l3cache", "none"},
+                              {"board", "none"}}) {
+        Options o;
+        INFO(unit);
+        REQUIRE(parse({"-n", "2", "-bind-to", unit, "p"}, &o, &error));
+        CHECK(o.bind == bind);
+    }
+    CHECK(error_of({"-n", "2", "--map-by", "ppr:2:node", "p"}).find("invalid mapping policy") == 0);
+    CHECK(error_of({"-n", "2", "--bind-to", "galaxy", "p"}).find("invalid binding") == 0);
+}
+
+TEST_CASE("MPICH hydra spellings", "[launcher][options][dropin]") {
+    std::string error;
+    Options o;
+    REQUIRE(parse({"-n", "4", "-ppn", "2", "-hosts", "a:2,b:2", "-genv", "X", "a b", "-env", "Y",
+                   "", "-genvall", "-bind-to", "core", "-prepend-rank", "p"},
+                  &o, &error));
+    CHECK(o.ranks == 4);
+    CHECK(o.ranks_per_node == 2);
+    CHECK(o.hosts == std::vector<std::string>{"a", "b"});
+    CHECK(o.env == std::vector<std::string>{"X=a b", "Y="});
+    CHECK(o.env_all);
+    CHECK(o.bind == "core");
+    CHECK(o.label == mpc::launcher::OutputLabel::kRank);
+    Options f;
+    REQUIRE(parse({"-np", "2", "-f", "machines", "-l", "p"}, &f, &error));
+    CHECK(f.hostfile == "machines");
+    CHECK(f.label == mpc::launcher::OutputLabel::kRank);
+    Options ppn_only;  // -n may come from -ppn and the nodes
+    REQUIRE(parse({"-ppn", "3", "p"}, &ppn_only, &error));
+    CHECK(ppn_only.ranks == 0);
+    CHECK(ppn_only.ranks_per_node == 3);
+    CHECK(error_of({"-n", "2", "-genv", "X"}) == "option -genv needs two values");
+    CHECK(error_of({"-n", "2", "-genv=X", "1", "p"}) ==
+          "option -genv takes two values: -genv VAR VALUE");
+    CHECK(error_of({"-n", "2", "-genv", "A=B", "1", "p"}).find("invalid variable name") == 0);
+    CHECK(error_of({"-n", "2", "-ppn", "0", "p"}).find("invalid number of ranks per node") == 0);
+    CHECK(error_of({"-n", "2", "-hosts", "a:x", "p"}).find("invalid host list") == 0);
+    CHECK(error_of({"-n", "2", "--output-filename", "d", "-l", "p"}).find("excludes") !=
+          std::string::npos);
+}
+
+TEST_CASE("help, version and info spellings", "[launcher][options][dropin]") {
+    std::string error;
+    for (const char* h : {"-h", "--help", "-help"}) {
+        Options o;
+        REQUIRE(parse({h}, &o, &error));
+        CHECK(o.help);
+    }
+    for (const char* v : {"--version", "-version", "-V"}) {
+        Options o;
+        REQUIRE(parse({v}, &o, &error));
+        CHECK(o.version);
+    }
+    Options i;
+    REQUIRE(parse({"--info"}, &i, &error));
+    CHECK(i.info);
+    // The help text lists every spelling it accepts.
+    const std::string text = mpc::launcher::usage();
+    for (const char* s :
+         {"-np", "--host", "-H", "--hostfile", "--map-by", "--bind-to", "-x", "--oversubscribe",
+          "--tag-output", "--output-filename", "--timeout", "-ppn", "-hosts", "-f FILE", "-genv",
+          "-genvall", "-bind-to", "-prepend-rank", "--info"})
+        CHECK(text.find(s) != std::string::npos);
+}
+
+TEST_CASE("MPIEXEC_TIMEOUT counts when --timeout is not given", "[launcher][options][dropin]") {
+    std::string error;
+    auto env = [](const char* value) {
+        return [value](const char* name) -> const char* {
+            return std::string(name) == "MPIEXEC_TIMEOUT" ? value : nullptr;
+        };
+    };
+    Options o;
+    REQUIRE(parse({"-n", "2", "p"}, &o, &error));
+    REQUIRE(mpc::launcher::apply_environment(env("7.5"), &o, &error));
+    CHECK(o.timeout == 7.5);
+    Options given;
+    REQUIRE(parse({"-n", "2", "--timeout", "3", "p"}, &given, &error));
+    REQUIRE(mpc::launcher::apply_environment(env("7.5"), &given, &error));
+    CHECK(given.timeout == 3);
+    Options bad;
+    REQUIRE(parse({"-n", "2", "p"}, &bad, &error));
+    CHECK_FALSE(mpc::launcher::apply_environment(env("soon"), &bad, &error));
+    CHECK(error == "MPIEXEC_TIMEOUT=soon is not valid (expected seconds > 0)");
+    Options unset;
+    REQUIRE(parse({"-n", "2", "p"}, &unset, &error));
+    REQUIRE(mpc::launcher::apply_environment(env(nullptr), &unset, &error));
+    CHECK(unset.timeout == 0);
+}

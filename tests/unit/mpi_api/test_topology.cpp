@@ -49,6 +49,25 @@ TEST_CASE("Dims_create: balanced and non-increasing", "[topology]") {
     CHECK(dims(720, {0, 0, 0}) == std::vector<int>{10, 9, 8});
     // A prime cannot be split: the rest of the dimensions are 1.
     CHECK(dims(13, {0, 0, 0}) == std::vector<int>{13, 1, 1});
+    CHECK(dims(2147483647, {0, 0, 0}) == std::vector<int>{2147483647, 1, 1});
+}
+
+TEST_CASE("Dims_create: the choices Open MPI and MPICH make", "[topology]") {
+    // Large node counts factor exactly, without overflow.
+    CHECK(dims(1000000000, {0, 0, 0}) == std::vector<int>{1000, 1000, 1000});
+    CHECK(dims(1073741824, {0, 0, 0, 0}) == std::vector<int>{256, 256, 128, 128});
+    CHECK(dims(2000000000, {0, 0, 0}) == std::vector<int>{1280, 1250, 1250});
+    // 10x6x6 and 9x8x5 are as balanced (a spread of 4): both libraries give
+    // the greedy assignment of the prime factors, 10x6x6.
+    CHECK(dims(360, {0, 0, 0}) == std::vector<int>{10, 6, 6});
+    CHECK(dims(20, {0, 0, 0, 0}) == std::vector<int>{5, 2, 2, 1});
+    // Where the greedy assignment is not the most balanced, the most balanced.
+    CHECK(dims(72, {0, 0}) == std::vector<int>{9, 8});
+    CHECK(dims(479001600, {0, 0, 0, 0}) == std::vector<int>{154, 150, 144, 144});
+    // Several most balanced ones: the first in decreasing order.
+    CHECK(dims(10800, {0, 0, 0}) == std::vector<int>{27, 20, 20});
+    // The free dimensions get them in non-increasing order around fixed ones.
+    CHECK(dims(360, {0, 3, 0, 0}) == std::vector<int>{6, 3, 5, 4});
 }
 
 TEST_CASE("Dims_create: fixed entries are kept and respected", "[topology]") {

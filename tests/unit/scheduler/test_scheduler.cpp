@@ -144,7 +144,10 @@ TEST_CASE("errno is per task, whatever the progress hook and other tasks do", "[
     wrong = 0;
     Scheduler s(opts(1));
     ProgressHooks hooks;
-    hooks.poll = [](void*, int, bool) { errno = EAGAIN; };  // a network poll would
+    hooks.poll = [](void*, int, bool) {  // a network poll would
+        errno = EAGAIN;
+        return false;
+    };
     s.set_hooks(hooks);
     static int ids[4] = {0, 1, 2, 3};
     for (int& id : ids)
@@ -163,6 +166,7 @@ TEST_CASE("errno is per task, whatever the progress hook and other tasks do", "[
 
 namespace {
 thread_local char tl_region[64];  // stands for the program's TLS block
+thread_local char tl_library[24];  // and for a library's per-thread state
 }
 
 TEST_CASE("the task TLS region is private to each task", "[scheduler]") {
@@ -172,9 +176,8 @@ TEST_CASE("the task TLS region is private to each task", "[scheduler]") {
     memset(init, 7, sizeof(init));
     Options o = opts(2);
     // The VP threads' regions lie at the same offset from their thread pointer.
-    o.task_tls_size = sizeof(tl_region);
-    o.task_tls_offset = static_cast<char*>(__builtin_thread_pointer()) - tl_region;
-    o.task_tls_init = init;
+    o.task_tls.push_back(
+        {static_cast<char*>(__builtin_thread_pointer()) - tl_region, sizeof(tl_region), init});
     Scheduler s(o);
     static int ids[8];
     for (int i = 0; i < 8; ++i) {
@@ -186,6 +189,37 @@ TEST_CASE("the task TLS region is private to each task", "[scheduler]") {
                 memset(tl_region, mine + k, sizeof(tl_region));
                 yield();
                 if (tl_region[0] != mine + k || tl_region[63] != mine + k) wrong++;
+            }
+        }, &ids[i], nullptr);
+    }
+    s.run();
+    REQUIRE(wrong == 0);
+}
+
+TEST_CASE("several task TLS regions are each private to each task", "[scheduler]") {
+    static std::atomic<int> wrong;
+    wrong = 0;
+    static char init_a[sizeof(tl_region)], init_b[sizeof(tl_library)];
+    memset(init_a, 7, sizeof(init_a));
+    memset(init_b, 9, sizeof(init_b));
+    Options o = opts(2);
+    char* tp = static_cast<char*>(__builtin_thread_pointer());
+    o.task_tls.push_back({tp - tl_region, sizeof(tl_region), init_a});
+    o.task_tls.push_back({tp - tl_library, sizeof(tl_library), init_b});
+    Scheduler s(o);
+    static int ids[8];
+    for (int i = 0; i < 8; ++i) {
+        ids[i] = i;
+        s.spawn(i % 2, [](void* p) {
+            const char mine = static_cast<char>(*static_cast<int*>(p));
+            if (tl_region[0] != 7 || tl_library[0] != 9 || tl_library[23] != 9) wrong++;
+            for (int k = 0; k < 50; ++k) {
+                memset(tl_region, mine + k, sizeof(tl_region));
+                memset(tl_library, mine - k, sizeof(tl_library));
+                yield();
+                if (tl_region[63] != mine + k || tl_library[0] != mine - k ||
+                    tl_library[23] != mine - k)
+                    wrong++;
             }
         }, &ids[i], nullptr);
     }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -14,8 +15,9 @@
 #include "mpi_api/comm.hpp"
 #include "mpi_api/datatype.hpp"
 #include "mpi_api/errors.hpp"
-#include "mpi_tables.inc"
 #include "mpi_api/rank.hpp"
+#include "mpi_tables.inc"
+#include "runtime/tools.hpp"
 
 namespace mpc::mpi {
 
@@ -26,9 +28,15 @@ struct FnStats {
     uint64_t ns = 0;
 };
 
-// Statistics of every MPI function per rank; null until statistics are enabled.
-extern bool g_stats_enabled;
+// MPC_STATS: the node process prints its statistics report at the end. Any
+// thread may change it (an MPI_T control variable): atomic.
+extern std::atomic<bool> g_stats_enabled;
+// Statistics of every MPI function of a rank, made on first use; counted while
+// runtime::tools::g_functions is open (MPC_STATS, or an MPI_T handle of theirs).
 FnStats* rank_fn_stats(RankState* rank);
+// Turns the report on or off, and with it the counting it reports (opens or
+// closes the transport and function gates once).
+void set_stats_report(bool on);
 
 // Records the MPI function a rank is in for the length of a call: in the rank
 // for its own task (what the hang watch and error messages read), in a
@@ -47,13 +55,14 @@ public:
         } else {
             outer_ = swap_thread_fn(f);
         }
-        if (__builtin_expect(g_stats_enabled, 0)) start_stats();
+        if (__builtin_expect(runtime::tools::g_functions.on(), 0)) start_stats();
     }
     ~ApiScope() {
         if (!me_) return;
         if (in_task_) me_->current_fn.store(outer_, std::memory_order_relaxed);
         else swap_thread_fn(outer_);
-        if (__builtin_expect(g_stats_enabled, 0)) end_stats();
+        // Timed when the gate was open at the start (it may close meanwhile).
+        if (__builtin_expect(start_ != 0, 0)) end_stats();
     }
     ApiScope(const ApiScope&) = delete;
     ApiScope& operator=(const ApiScope&) = delete;

@@ -10,13 +10,15 @@
 // type_attrs_copy (MPI_Type_dup) and type_attrs_delete_all (MPI_Type_free).
 #pragma once
 
+#include <map>
+
 #include "mpi.h"
 
 namespace mpc::mpi {
 
 struct Comm;
 
-enum class KeyvalKind { Comm, Type };
+enum class KeyvalKind { Comm, Type, Win };
 
 int comm_keyval_create(MPI_Comm_copy_attr_function* copy_fn,
                        MPI_Comm_delete_attr_function* delete_fn, void* extra_state, int* keyval);
@@ -38,6 +40,16 @@ int comm_attr_delete(Comm* c, int keyval);
 int comm_attrs_copy(Comm* from, Comm* to);
 // MPI_Comm_free, MPI_Finalize on MPI_COMM_SELF: runs every delete callback.
 int comm_attrs_delete_all(Comm* c);
+
+// Windows keep their attributes in a map of their own (keyval -> value);
+// `win` is the handle the callbacks get. Windows are never duplicated, so
+// their copy callbacks are never called.
+int win_keyval_create(MPI_Win_copy_attr_function* copy_fn, MPI_Win_delete_attr_function* delete_fn,
+                      void* extra_state, int* keyval);
+int win_attr_set(std::map<int, void*>& attrs, MPI_Win win, int keyval, void* value);
+int win_attr_get(const std::map<int, void*>& attrs, int keyval, void** value, int* flag);
+int win_attr_delete(std::map<int, void*>& attrs, MPI_Win win, int keyval);
+int win_attrs_delete_all(std::map<int, void*>& attrs, MPI_Win win);
 
 int type_attr_set(MPI_Datatype type, int keyval, void* value);
 int type_attr_get(MPI_Datatype type, int keyval, void** value, int* flag);

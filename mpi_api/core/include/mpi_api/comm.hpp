@@ -29,6 +29,10 @@ struct Comm {
     int rank = 0;           // the owner's rank in `group`
     int size = 0;
     MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
+    // The handle a user error handler receives when it is not the
+    // communicator's own: a file's private communicator (mpi_api/io) carries
+    // the file's handler and hands it the file handle. 0: the communicator.
+    int error_object = 0;
     std::string name;
     bool predefined = false;
     uint32_t coll_sequence = 0;  // collective operations started, for tag generation

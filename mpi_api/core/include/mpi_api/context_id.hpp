@@ -3,15 +3,22 @@
 // A communicator uses a pair of context ids: point-to-point at 2p, collectives
 // at 2p + 1. Each rank keeps a bitmask of the pairs it uses; the members of a
 // new communicator agree on pairs free at all of them with a bitwise-AND
-// reduction of their masks, taking the lowest common free pairs (the MPICH
-// scheme). No process-wide lock: a rank's mask is touched only by that rank's
-// own threads, and ranks of other node processes take part the same way.
+// reduction of their masks (the MPICH scheme). No process-wide lock: a rank's
+// mask is touched only by that rank's own threads, and ranks of other node
+// processes take part the same way.
 //
-// Threads of one rank that create communicators concurrently take turns
-// holding the mask. A member that cannot contribute its mask in a round
-// contributes nothing, which every member sees in the result, and the round is
-// retried; the agreement with the lowest key takes the mask first, so the
-// agreement with the globally lowest key always completes and retries end.
+// Threads of one rank may create communicators at once, each agreeing with a
+// different team, and a rank may be behind in a team's sequence of calls. So
+// no agreement keeps a rank's mask while it waits for the others (that made
+// cycles: a rank holding its mask for a team whose slow member waited, in
+// another call, for that very mask). An agreement is optimistic, in rounds of
+// two steps: every member contributes what it has free and not reserved, all
+// pick the same candidate pairs from the AND, and each member reserves them if
+// they are still free there; a second AND says whether all could. If one
+// could not (another agreement of that rank took them meanwhile), the
+// reservations are dropped and the round is tried again. Agreements with
+// different keys start their search at different free pairs, so concurrent
+// ones rarely want the same.
 #pragma once
 
 #include <cstdint>
@@ -29,8 +36,7 @@ struct ContextIds {
     static constexpr int kWords = kPairs / 64;
     runtime::SpinLock lock;
     uint64_t used[kWords] = {0x3};  // pairs 0 and 1: MPI_COMM_WORLD and MPI_COMM_SELF
-    bool mask_held = false;         // an agreement of this rank has contributed the mask
-    std::vector<uint64_t> waiting;  // keys of this rank's agreements in progress
+    uint64_t reserved[kWords] = {};  // candidates of agreements in their second step
 };
 
 // Where the tag of each round comes from: a fixed tag, or the next collective
@@ -51,7 +57,7 @@ struct Agreement {
     Comm* cross = nullptr;
     int cross_peer = 0;
     TagSource cross_tags;
-    uint64_t key = 0;    // priority among concurrent agreements of a rank: lowest first
+    uint64_t key = 0;    // the same at every member; spreads concurrent agreements' picks
     bool claims = true;  // false: this rank takes part but will not be a member
 };
 

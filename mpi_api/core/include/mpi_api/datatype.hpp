@@ -175,6 +175,12 @@ int type_subarray(int ndims, const int* sizes, const int* subsizes, const int* s
 int type_darray(int size, int rank, int ndims, const int* gsizes, const int* distribs,
                 const int* dargs, const int* psizes, int order, Datatype* old, Datatype** out);
 int type_dup(Datatype* old, Datatype** out);
+// MPI_Type_create_f90_real / _complex / _integer (combiner MPI_COMBINER_F90_*):
+// the type of gfortran's SELECTED_REAL_KIND(p, r) or SELECTED_INT_KIND(r)
+// (MPI_UNDEFINED leaves p or r out). A predefined, unnamed type that cannot
+// be freed, one per distinct (combiner, p, r); MPI_ERR_ARG when gfortran has
+// no such kind.
+int type_create_f90(int combiner, int p, int r, Datatype** out);
 // MPI_Type_free: invalidates the handle and drops its reference.
 int type_free(Datatype* t);
 // A new handle for a component type returned by MPI_Type_get_contents: the
@@ -221,6 +227,20 @@ inline void unpack(void* buf, size_t count, const Datatype& type, size_t offset,
     if (!type.contiguous) return unpack_walk(buf, count, type, offset, in, len);
     if (len)
         runtime::copy_bytes(reinterpret_cast<void*>(contiguous_at(buf, type, offset)), in, len);
+}
+// Calls fn(ctx, address, n) for each contiguous run of memory holding the packed
+// byte range [offset, offset+len) of (buf, count, type), in packed order (runs
+// hold whole basic elements when the range does). buf may be null: the
+// addresses are then the displacements (one-sided communication describes
+// target memory this way).
+void for_each_run(const void* buf, size_t count, const Datatype& type, size_t offset, size_t len,
+                  void (*fn)(void* ctx, uintptr_t address, size_t n), void* ctx);
+template <class F>
+void for_each_run(const void* buf, size_t count, const Datatype& type, size_t offset, size_t len,
+                  F&& f) {
+    for_each_run(
+        buf, count, type, offset, len,
+        [](void* ctx, uintptr_t a, size_t n) { (*static_cast<F*>(ctx))(a, n); }, &f);
 }
 // Copies the first `bytes` packed bytes of (sbuf, scount, stype) into (rbuf, rcount,
 // rtype) with a single copy of each byte.

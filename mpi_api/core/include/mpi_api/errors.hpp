@@ -1,12 +1,13 @@
 // mpi_api/errors: error codes, classes, messages and error handlers.
 //
-// An error code is a class (low 8 bits) plus, above it, the index of a detailed
-// message ("invalid rank 5: the communicator has 4 ranks"), so that the user's
+// An error code is a class (low 8 bits) plus, above it, a mark and the index
+// of a detailed message ("invalid rank 5: the communicator has 4 ranks"), so that the user's
 // error handler and MPI_Error_string get the specific cause while
 // MPI_Error_class still yields the standard class. Codes and classes added by
 // the user (MPI_Add_error_class/code) live above MPI_ERR_LASTCODE.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "mpi.h"
@@ -28,14 +29,24 @@ int add_error_code(int cls, int* code);
 int add_error_string(int code, const char* text);
 int last_used_code();
 
-// Error handlers.
+// Error handlers. A user handler belongs to the kind of object it was created
+// for (MPI_Comm_create_errhandler, MPI_Win_create_errhandler); the predefined
+// ones fit every kind. Handles are ints alike, so one function type calls
+// them all.
+enum class ErrObject : uint8_t { Comm, Win };
 struct Errhandler {
     enum Kind { Fatal, Return, User } kind = Fatal;
     MPI_Comm_errhandler_function* fn = nullptr;
     bool builtin = false;
+    ErrObject object = ErrObject::Comm;
 };
 Errhandler* errhandler_lookup(MPI_Errhandler h);
-int errhandler_create(MPI_Comm_errhandler_function* fn, MPI_Errhandler* out);
+int errhandler_create(MPI_Comm_errhandler_function* fn, MPI_Errhandler* out,
+                      ErrObject object = ErrObject::Comm);
+// Raises code through handler h of an object that is not a communicator (a
+// window): a user handler gets `handle`; `what` names the object when the
+// handler ends the job. Returns code, as raise() does.
+int raise_object(MPI_Errhandler h, int handle, int code, const char* what);
 int errhandler_free(MPI_Errhandler* h);
 
 // Raises `code` on communicator comm (nullptr: MPI_COMM_WORLD of the caller, as the

@@ -13,8 +13,10 @@
 //
 // What it cannot see: ranks on other node processes (S must exceed the
 // longest time a rank legitimately waits for another node), threads of a rank
-// other than its main task. It costs the ranks nothing when off, and a
-// relaxed per-rank counter increment per poll and per completion when on.
+// other than its main task. It costs the ranks nothing when off, and when on
+// relaxed per-rank counter increments per poll and per completion (it holds
+// the transport gate of runtime/tools.hpp open, so the messages per path are
+// counted then too).
 #pragma once
 
 #include <atomic>

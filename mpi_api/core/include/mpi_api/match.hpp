@@ -83,8 +83,10 @@ public:
 
     size_t posted_count() const { return posted_count_; }
     size_t unexpected_count() const { return unexpected_count_; }
+    // Posted receives and unexpected messages of one context (tools).
+    void count_context(uint32_t context, size_t* posted, size_t* unexpected) const;
 
-private:
+  private:
     struct Lists {
         uint32_t context;
         Request* posted_head = nullptr;

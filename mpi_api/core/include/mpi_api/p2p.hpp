@@ -10,6 +10,7 @@
 // room).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 
 #include "mpi.h"
@@ -23,7 +24,8 @@ struct Comm;
 struct Datatype;
 
 // Largest message kept in a cell when unexpected (MPC_INTRA_EAGER, default 16 KiB).
-extern size_t g_intra_eager_limit;
+// Read at every send (relaxed): an MPI_T tool may change it while ranks run.
+extern std::atomic<size_t> g_intra_eager_limit;
 
 // Starts the operation described by r (rank, comm, buf, count, type, peer, tag,
 // context, mode); r completes when done. peer is a rank of r->comm (not PROC_NULL).
@@ -72,6 +74,11 @@ void coll_start_send(Request* r, Comm* c, const void* buf, int count, Datatype* 
                      int tag);
 void coll_start_recv(Request* r, Comm* c, void* buf, int count, Datatype* type, int source,
                      int tag);
+
+// Copies bytes from src to dst, the way a large intra-node message moves: from
+// 64 KiB on, ranks that poll meanwhile copy chunks of it too (owner's own
+// waits first; every rank's in collaborative mode). Returns once all is copied.
+void shared_copy(const void* src, void* dst, size_t bytes, const RankState* owner);
 
 // The remote transport, installed by the network layer at start-up.
 struct RemoteTransport {

@@ -23,6 +23,10 @@ void process_setup(const JobLayout& layout);
 // After all ranks have ended.
 void process_teardown();
 
+// Registers the MPI engine's control and performance variables (MPI_T) with
+// the runtime's registry (runtime/tools.hpp); process_setup() does it.
+void register_tool_variables();
+
 // Hooks the network layer installs: a barrier among node processes used at
 // MPI_Finalize time is not needed (ranks synchronise through MPI), but the
 // statistics report and node-level finalisation are.

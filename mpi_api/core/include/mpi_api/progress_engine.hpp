@@ -44,5 +44,8 @@ void set_poll_mode(PollMode mode);
 // (thief_numa) so that it serves the ranks near it first. Returns true when
 // something was done.
 bool poll(int caller, bool steal = true, int thief_numa = -1);
+// Counts a drain of victim's inbox done by someone else (collaborative
+// polling); called while the transport gate is open.
+void count_steal(RankState* victim);
 
 }  // namespace mpc::mpi

@@ -63,6 +63,25 @@ struct alignas(64) Inbox {
 };
 static_assert(sizeof(Inbox) == 64, "the inbox is one cache line");
 
+// What a rank's messages and waits cost, counted while the transport gate is
+// open (runtime/tools.hpp: an MPI_T handle of these counters is started, or
+// MPC_STATS is on). Relaxed increments: the threads of a rank count at once.
+struct TransportCounters {
+    // The intra-node paths of a message, on its sender (the network's are
+    // counted by the network, ib::RankNetStats).
+    enum Path : int { IntraSlot, IntraCell, IntraRendezvous, kPaths };
+    std::atomic<uint64_t> msgs[kPaths] = {};
+    std::atomic<uint64_t> bytes[kPaths] = {};
+    std::atomic<uint64_t> stolen{0};   // drains of the rank's inbox done by others
+    std::atomic<uint64_t> waits{0};    // times the rank waited in MPI for a completion
+    std::atomic<uint64_t> wait_ns{0};  // and for how long
+
+    void count(Path p, size_t n) {
+        msgs[p].fetch_add(1, std::memory_order_relaxed);
+        bytes[p].fetch_add(n, std::memory_order_relaxed);
+    }
+};
+
 struct ProbeWaiter;
 struct FnStats;
 struct Request;
@@ -124,9 +143,11 @@ struct RankState {
     // API layer bookkeeping (see api.hpp). current_fn is atomic (relaxed)
     // because the hang watchdog reads it from its own thread.
     std::atomic<int> current_fn{-1};  // the MPI function the rank's task is in, for messages
-    FnStats* fn_stats = nullptr;      // per-function statistics, when enabled (owned)
+    // Per-function statistics, made on first use once counted (owned).
+    std::atomic<FnStats*> fn_stats{nullptr};
 
-    // Hang watchdog (hang_watch.hpp): counted only while it runs.
+    // Counted while the hang watchdog (hang_watch.hpp) runs or the transport
+    // gate is open (see TransportCounters).
     std::atomic<uint64_t> polls{0};           // times the rank polled for progress (waiting)
     std::atomic<uint64_t> completions{0};     // requests of the rank that completed
     std::atomic<const Request*> blocked_on{nullptr};  // what the task waits for in wait_complete
@@ -137,6 +158,9 @@ struct RankState {
     // bindings find that copy's sentinel COMMON block through it (cached).
     void* image = nullptr;
     std::atomic<const void*> fortran_sentinels{nullptr};
+
+    // Written by the rank itself when counting: lines of their own.
+    alignas(64) TransportCounters transport;
 };
 
 // The job as this node process sees it.

@@ -23,7 +23,9 @@ struct Incoming;
 enum class SendMode : uint8_t { Standard, Synchronous, Ready, Buffered };
 
 struct Request {
-    enum class Kind : uint8_t { Send, Recv, Generalized, Collective };
+    // File: an I/O operation of mpi_api/io (its comm is the file's private
+    // communicator, which carries the file's error handler).
+    enum class Kind : uint8_t { Send, Recv, Generalized, Collective, Rma, File };
 
     // ---- completion --------------------------------------------------------
     // One word holds the whole completion state, so that a completer touches
@@ -99,6 +101,10 @@ Request* request_lookup(MPI_Request handle);
 // for diagnostics only (fields of requests in use may change meanwhile).
 void request_for_each_live(void (*fn)(Request* r, void* ctx), void* ctx);
 void request_release(Request* r);
+// A generalized request's free_fn (MPI_Grequest_start), at most once per
+// request: its return code, MPI_SUCCESS for other requests or when it ran.
+// request_release calls it if nobody did before.
+int grequest_free(Request* r);
 
 // Blocks the caller (yielding its VP, polling progress) until r completes.
 void wait_complete(Request* r);
@@ -112,5 +118,23 @@ inline void set_status(MPI_Status* s, int source, int tag, MPI_Count bytes) {
     s->mpc_count = bytes;
 }
 void set_empty_status(MPI_Status* s);
+// A user's status from a request's, MPI_ERROR aside: a call that completes
+// one request returns its error and leaves that field alone; only the array
+// forms write it, when they return MPI_ERR_IN_STATUS (MPI 3.1 section 3.2.5).
+inline void status_out(MPI_Status* user, const MPI_Status& s) {
+    if (!user || user == MPI_STATUS_IGNORE) return;
+    user->MPI_SOURCE = s.MPI_SOURCE;
+    user->MPI_TAG = s.MPI_TAG;
+    user->mpc_cancelled = s.mpc_cancelled;
+    user->mpc_count = s.mpc_count;
+}
+// The same for a message found by a probe, or one from MPI_PROC_NULL.
+inline void status_out(MPI_Status* user, int source, int tag, MPI_Count bytes) {
+    if (!user || user == MPI_STATUS_IGNORE) return;
+    user->MPI_SOURCE = source;
+    user->MPI_TAG = tag;
+    user->mpc_cancelled = 0;
+    user->mpc_count = bytes;
+}
 
 }  // namespace mpc::mpi

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/auth.hpp"
+
 namespace mpc::runtime {
 
 class Bootstrap {
@@ -28,6 +30,10 @@ public:
     virtual void put(const std::string& key, const std::string& value) = 0;
     virtual void fence() = 0;
     virtual std::string get(const std::string& key) = 0;
+    // The job's secret, which every connection between node processes proves
+    // (runtime/handshake.hpp): mpcrun's, or under another launcher the one
+    // node process 0 published. Call it after the first fence.
+    virtual const auth::Secret& job_secret() = 0;
     // Asks the launcher to end the whole job.
     virtual void abort(int status, const char* message) = 0;
     virtual void finalize() = 0;

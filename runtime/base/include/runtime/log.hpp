@@ -21,6 +21,8 @@ void info(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 // Debug output only when MPC_DEBUG=1 (checked once).
 void debug(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 bool debug_enabled();
+// Turns debug messages on or off from now on (MPC_DEBUG is read once, first).
+void set_debug_enabled(bool on);
 
 // Prints the message and ends the whole job (exit status 1). Never returns.
 [[noreturn]] void fatal(const char* fmt, ...) __attribute__((format(printf, 1, 2)));

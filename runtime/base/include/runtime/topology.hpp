@@ -31,6 +31,9 @@ class Topology {
     // Binds the calling thread to core (modulo the core count). Returns false (and
     // warns once per process) when binding is impossible.
     bool bind_thread_to_core(int core) const;
+    // The processors of core (modulo the core count) as a CPU set, for
+    // threads bound to a group of cores. False when binding is impossible.
+    bool core_cpus(int core, cpu_set_t* out) const;
     // The binding the process started with (all its allowed cores; null if
     // unknown). A rank's own pthread, created by a VP bound to one core, takes
     // it first thing, so as not to fight that VP for its core. (The runtime's

@@ -1,0 +1,26 @@
+// Independent data movement: stream bytes of one rank's access between its
+// memory and the file, on the calling thread, straight to the file (vector
+// system calls over the view's runs; see mover.hpp). In atomic mode the
+// range is locked meanwhile with an open file description lock, which
+// excludes the other ranks' descriptors in this node process as well as other
+// processes.
+#pragma once
+
+#include <cstdint>
+
+#include "file.hpp"
+#include "walk.hpp"
+
+namespace mpc::io {
+
+// Moves stream bytes [s0 + from, s0 + from + len) of view v between memory m
+// (whose packed offset 0 holds stream byte s0) and f's file. *moved: the
+// bytes moved (reads stop at the end of the file).
+int transfer_range(File* f, Dir dir, const View& v, uint64_t s0, const Memory& m, uint64_t from,
+                   uint64_t len, uint64_t* moved);
+inline int transfer(File* f, Dir dir, const View& v, uint64_t s0, const Memory& m, uint64_t n,
+                    uint64_t* moved) {
+    return transfer_range(f, dir, v, s0, m, 0, n, moved);
+}
+
+}  // namespace mpc::io

@@ -1,0 +1,97 @@
+! The MPI-1 attribute calls from fixed-form Fortran with implicit typing
+! (include 'mpif.h', no IMPLICIT NONE), as old codes use them: the
+! predefined callbacks MPI_NULL_COPY_FN, MPI_DUP_FN, MPI_NULL_DELETE_FN
+! (and their MPI_COMM_ forms) must be procedures mpif.h declares, not
+! implicit REAL variables; attribute values and extra states are default
+! INTEGERs; the program's own callbacks take INTEGER arguments. And
+! MPI_SIZEOF, which mpif.h declares as the module does.
+      PROGRAM F_ATTR77
+      USE FTEST
+      INCLUDE 'mpif.h'
+      EXTERNAL MYCOPY, MYDEL
+      INTEGER IERR, RANK, KNULL, KDUP, KMINE, KCOMM, COMM, COPY
+      INTEGER VAL, NCOPY, NDEL, LASTDEL, SZ
+      DOUBLE PRECISION DARR(3)
+      LOGICAL FLAG
+      COMMON /COUNTS/ NCOPY, NDEL, LASTDEL
+      CALL MPI_INIT(IERR)
+      CALL MPI_COMM_RANK(MPI_COMM_WORLD, RANK, IERR)
+      NCOPY = 0
+      NDEL = 0
+      LASTDEL = 0
+! The predefined attribute MPI_TAG_UB, by value.
+      CALL MPI_ATTR_GET(MPI_COMM_WORLD, MPI_TAG_UB, VAL, FLAG, IERR)
+      CALL CHECK(FLAG .AND. VAL .GE. 32767, 'MPI_ATTR_GET(MPI_TAG_UB)')
+      CALL MPI_KEYVAL_CREATE(MPI_NULL_COPY_FN, MPI_NULL_DELETE_FN,
+     &                       KNULL, 0, IERR)
+      CALL CHECK_INT(IERR, MPI_SUCCESS, 'KEYVAL_CREATE(NULL_COPY_FN)')
+      CALL MPI_KEYVAL_CREATE(MPI_DUP_FN, MPI_NULL_DELETE_FN, KDUP, 0,
+     &                       IERR)
+      CALL MPI_KEYVAL_CREATE(MYCOPY, MYDEL, KMINE, 5, IERR)
+      CALL MPI_COMM_CREATE_KEYVAL(MPI_COMM_DUP_FN,
+     &     MPI_COMM_NULL_DELETE_FN, KCOMM, 0_MPI_ADDRESS_KIND, IERR)
+      CALL MPI_COMM_DUP(MPI_COMM_WORLD, COMM, IERR)
+      CALL MPI_ATTR_PUT(COMM, KNULL, 100 + RANK, IERR)
+      CALL MPI_ATTR_PUT(COMM, KDUP, 200 + RANK, IERR)
+      CALL MPI_ATTR_PUT(COMM, KMINE, -300 - RANK, IERR)
+      CALL MPI_COMM_SET_ATTR(COMM, KCOMM, INT(400 + RANK,
+     &                       MPI_ADDRESS_KIND), IERR)
+      CALL MPI_ATTR_GET(COMM, KMINE, VAL, FLAG, IERR)
+      CALL CHECK(FLAG, 'ATTR_GET after ATTR_PUT: flag')
+      CALL CHECK_INT(VAL, -300 - RANK, 'ATTR_GET after ATTR_PUT')
+      CALL MPI_COMM_DUP(COMM, COPY, IERR)
+      CALL MPI_ATTR_GET(COPY, KNULL, VAL, FLAG, IERR)
+      CALL CHECK(.NOT. FLAG, 'MPI_NULL_COPY_FN copied')
+      CALL MPI_ATTR_GET(COPY, KDUP, VAL, FLAG, IERR)
+      CALL CHECK(FLAG, 'MPI_DUP_FN did not copy')
+      CALL CHECK_INT(VAL, 200 + RANK, 'MPI_DUP_FN value')
+      CALL MPI_ATTR_GET(COPY, KMINE, VAL, FLAG, IERR)
+      CALL CHECK(FLAG, 'own copy callback did not copy')
+      CALL CHECK_INT(VAL, -300 - RANK + 5, 'own copy callback value')
+      CALL CHECK_INT(NCOPY, 1, 'own copy callback calls')
+      CALL MPI_ATTR_GET(COPY, KCOMM, VAL, FLAG, IERR)
+      CALL CHECK(FLAG, 'MPI_COMM_DUP_FN did not copy')
+      CALL CHECK_INT(VAL, 400 + RANK, 'MPI_COMM_DUP_FN value')
+      CALL MPI_ATTR_DELETE(COPY, KMINE, IERR)
+      CALL CHECK_INT(NDEL, 1, 'ATTR_DELETE: delete callback calls')
+      CALL CHECK_INT(LASTDEL, -300 - RANK + 5, 'ATTR_DELETE: value')
+      CALL MPI_KEYVAL_FREE(KMINE, IERR)
+      CALL CHECK_INT(KMINE, MPI_KEYVAL_INVALID, 'KEYVAL_FREE')
+      CALL MPI_COMM_FREE(COMM, IERR)
+      CALL CHECK_INT(NDEL, 2, 'COMM_FREE: delete callback calls')
+      CALL CHECK_INT(LASTDEL, -300 - RANK, 'COMM_FREE: value')
+      CALL MPI_COMM_FREE(COPY, IERR)
+      CALL MPI_KEYVAL_FREE(KNULL, IERR)
+      CALL MPI_KEYVAL_FREE(KDUP, IERR)
+      CALL MPI_COMM_FREE_KEYVAL(KCOMM, IERR)
+! MPI_SIZEOF from mpif.h too.
+      CALL MPI_SIZEOF(DARR, SZ, IERR)
+      CALL CHECK_INT(SZ, 8, 'MPI_SIZEOF(DOUBLE PRECISION) via mpif.h')
+      CALL MPI_SIZEOF(VAL, SZ, IERR)
+      CALL CHECK_INT(SZ, 4, 'MPI_SIZEOF(INTEGER) via mpif.h')
+      CALL MPI_FINALIZE(IERR)
+      END
+
+! The MPI-1 copy callback: adds the extra state to the value.
+      SUBROUTINE MYCOPY(OLDCOMM, KEYVAL, EXTRA, VALIN, VALOUT, FLAG,
+     &                  IERR)
+      INCLUDE 'mpif.h'
+      INTEGER OLDCOMM, KEYVAL, EXTRA, VALIN, VALOUT, IERR
+      LOGICAL FLAG
+      INTEGER NCOPY, NDEL, LASTDEL
+      COMMON /COUNTS/ NCOPY, NDEL, LASTDEL
+      NCOPY = NCOPY + 1
+      VALOUT = VALIN + EXTRA
+      FLAG = .TRUE.
+      IERR = MPI_SUCCESS
+      END
+
+      SUBROUTINE MYDEL(COMM, KEYVAL, VAL, EXTRA, IERR)
+      INCLUDE 'mpif.h'
+      INTEGER COMM, KEYVAL, VAL, EXTRA, IERR
+      INTEGER NCOPY, NDEL, LASTDEL
+      COMMON /COUNTS/ NCOPY, NDEL, LASTDEL
+      NDEL = NDEL + 1
+      LASTDEL = VAL
+      IERR = MPI_SUCCESS
+      END

@@ -1,0 +1,104 @@
+! MPI-IO through mpif.h, in fixed form (no interfaces: the library sees
+! what a FORTRAN 77 program passes): open and close, a view with an
+! INTEGER(KIND=MPI_OFFSET_KIND) displacement, collective and independent
+! writes and reads of INTEGER data through the individual, explicit and
+! shared pointers, positions, MPI_FILE_GET_VIEW's datarep string, sizes,
+! and an error class returned by default on files. The file lives in a
+! directory the program makes and removes.
+      PROGRAM F_IOF
+      USE FTEST
+      IMPLICIT NONE
+      INCLUDE 'mpif.h'
+      INTEGER IERR, RANK, NPROCS, FH, I, CLS
+      INTEGER BUF(8), BACK(8), ALLV(8), ISTAT(MPI_STATUS_SIZE)
+      INTEGER ETYPE, FTYPE, NCOUNT, FTYPE8
+      INTEGER(KIND=MPI_OFFSET_KIND) DISP, POS, FSIZE
+      CHARACTER*(MPI_MAX_DATAREP_STRING) REP
+      CHARACTER*128 DIR, PATH
+      CALL MPI_INIT(IERR)
+      CALL MPI_COMM_RANK(MPI_COMM_WORLD, RANK, IERR)
+      CALL MPI_COMM_SIZE(MPI_COMM_WORLD, NPROCS, IERR)
+      DIR = ' '
+      IF (RANK .EQ. 0) THEN
+         WRITE (DIR, '(A,I0)') '/tmp/fibermpi-iof-', GETPID()
+         CALL EXECUTE_COMMAND_LINE('mkdir -p ' // TRIM(DIR))
+      END IF
+      CALL MPI_BCAST(DIR, 128, MPI_CHARACTER, 0, MPI_COMM_WORLD, IERR)
+      PATH = TRIM(DIR) // '/iof.dat'
+      CALL MPI_FILE_OPEN(MPI_COMM_WORLD, PATH,
+     &     MPI_MODE_CREATE + MPI_MODE_RDWR, MPI_INFO_NULL, FH, IERR)
+      CALL CHECK_INT(IERR, MPI_SUCCESS, 'MPI_FILE_OPEN')
+! Rank r's 8 integers every NPROCS * 8, after a 16-byte header.
+      CALL MPI_TYPE_VECTOR(1, 8, NPROCS * 8, MPI_INTEGER, FTYPE8, IERR)
+      CALL MPI_TYPE_CREATE_RESIZED(FTYPE8, 0_MPI_ADDRESS_KIND,
+     &     INT(NPROCS * 32, MPI_ADDRESS_KIND), FTYPE, IERR)
+      CALL MPI_TYPE_COMMIT(FTYPE, IERR)
+      DISP = 16 + RANK * 32
+      CALL MPI_FILE_SET_VIEW(FH, DISP, MPI_INTEGER, FTYPE, 'native',
+     &     MPI_INFO_NULL, IERR)
+      CALL CHECK_INT(IERR, MPI_SUCCESS, 'MPI_FILE_SET_VIEW')
+      DO I = 1, 8
+         BUF(I) = RANK * 100 + I
+      END DO
+      CALL MPI_FILE_WRITE_ALL(FH, BUF, 8, MPI_INTEGER, ISTAT, IERR)
+      CALL CHECK_INT(IERR, MPI_SUCCESS, 'MPI_FILE_WRITE_ALL')
+      CALL MPI_GET_COUNT(ISTAT, MPI_INTEGER, NCOUNT, IERR)
+      CALL CHECK_INT(NCOUNT, 8, 'count written')
+      CALL MPI_FILE_GET_POSITION(FH, POS, IERR)
+      CALL CHECK(POS .EQ. 8, 'position after MPI_FILE_WRITE_ALL')
+      DO I = 1, 8
+         BUF(I) = -BUF(I)
+      END DO
+      CALL MPI_FILE_WRITE(FH, BUF, 8, MPI_INTEGER, ISTAT, IERR)
+      CALL MPI_FILE_SYNC(FH, IERR)
+      CALL MPI_BARRIER(MPI_COMM_WORLD, IERR)
+      CALL MPI_FILE_READ_AT(FH, 8_MPI_OFFSET_KIND, BACK, 8,
+     &     MPI_INTEGER, ISTAT, IERR)
+      DO I = 1, 8
+         CALL CHECK_INT(BACK(I), -(RANK * 100 + I), 'MPI_FILE_READ_AT')
+      END DO
+      CALL MPI_FILE_READ_AT_ALL(FH, 0_MPI_OFFSET_KIND, BACK, 8,
+     &     MPI_INTEGER, ISTAT, IERR)
+      DO I = 1, 8
+         CALL CHECK_INT(BACK(I), RANK * 100 + I, 'MPI_FILE_READ_AT_ALL')
+      END DO
+      CALL MPI_FILE_GET_VIEW(FH, DISP, ETYPE, FTYPE8, REP, IERR)
+      CALL CHECK(REP .EQ. 'native' .AND. DISP .EQ. 16 + RANK * 32,
+     &     'MPI_FILE_GET_VIEW')
+      CALL MPI_TYPE_FREE(FTYPE8, IERR)
+      CALL MPI_FILE_GET_SIZE(FH, FSIZE, IERR)
+      CALL CHECK(FSIZE .EQ. 16 + 64 * NPROCS, 'MPI_FILE_GET_SIZE')
+! The shared pointer: every rank's integer once.
+      CALL MPI_FILE_SET_VIEW(FH, 0_MPI_OFFSET_KIND, MPI_INTEGER,
+     &     MPI_INTEGER, 'native', MPI_INFO_NULL, IERR)
+      CALL MPI_FILE_WRITE_SHARED(FH, RANK, 1, MPI_INTEGER, ISTAT,
+     &     IERR)
+      CALL MPI_FILE_SYNC(FH, IERR)
+      CALL MPI_BARRIER(MPI_COMM_WORLD, IERR)
+      CALL MPI_FILE_GET_POSITION_SHARED(FH, POS, IERR)
+      CALL CHECK(POS .EQ. NPROCS, 'MPI_FILE_GET_POSITION_SHARED')
+      IF (RANK .EQ. 0 .AND. NPROCS .LE. 8) THEN
+         CALL MPI_FILE_READ_AT(FH, 0_MPI_OFFSET_KIND, ALLV, NPROCS,
+     &        MPI_INTEGER, ISTAT, IERR)
+         NCOUNT = 0
+         DO I = 1, NPROCS
+            NCOUNT = NCOUNT + ALLV(I)
+         END DO
+         CALL CHECK_INT(NCOUNT, NPROCS * (NPROCS - 1) / 2,
+     &        'MPI_FILE_WRITE_SHARED records')
+      END IF
+! Files return errors by default.
+      CALL MPI_FILE_SEEK(FH, -1_MPI_OFFSET_KIND, MPI_SEEK_SET, IERR)
+      CALL MPI_ERROR_CLASS(IERR, CLS, IERR)
+      CALL CHECK_INT(CLS, MPI_ERR_ARG, 'a bad seek')
+      CALL MPI_FILE_CLOSE(FH, IERR)
+      CALL CHECK_INT(FH, MPI_FILE_NULL, 'MPI_FILE_CLOSE')
+      CALL MPI_TYPE_FREE(FTYPE, IERR)
+      CALL MPI_BARRIER(MPI_COMM_WORLD, IERR)
+      IF (RANK .EQ. 0) THEN
+         CALL MPI_FILE_DELETE(PATH, MPI_INFO_NULL, IERR)
+         CALL CHECK_INT(IERR, MPI_SUCCESS, 'MPI_FILE_DELETE')
+         CALL EXECUTE_COMMAND_LINE('rmdir ' // TRIM(DIR))
+      END IF
+      CALL MPI_FINALIZE(IERR)
+      END
