@@ -24,6 +24,8 @@ Output in --out (default bench-results/):
   bin/<mpi>/    the executables;  logs/  the output of every run
 
 --report-only rebuilds report.md and the plots from an existing results.csv.
+--summary runs the few headline measurements of the README's "How fast" table
+instead (interleaved rounds, medians; benchlib/summary.py) and rewrites it.
 Stdlib only. BUILD_DIR (default build) is our build tree.
 """
 import argparse
@@ -229,6 +231,13 @@ def parse_args():
     ap.add_argument("--dry-run", action="store_true", help="list the runs, run nothing")
     ap.add_argument("--report-only", action="store_true",
                     help="report and plots from the existing results.csv")
+    ap.add_argument("--summary", action="store_true",
+                    help="the README's How-fast table: headline measurements in interleaved "
+                         "rounds (--reps, default 7), docs/performance/summary.md and plots")
+    ap.add_argument("--no-readme", dest="readme", action="store_false",
+                    help="with --summary: leave README.md alone")
+    ap.add_argument("--no-plots", dest="plots", action="store_false",
+                    help="with --summary: no plots")
     a = ap.parse_args()
     a.profile = a.profile or "default"
     return a
@@ -280,6 +289,15 @@ def main():
     if not build_dir.is_absolute():
         build_dir = ROOT / build_dir
     start = time.monotonic()
+    if a.summary:
+        if not a.no_build:
+            r = subprocess.run([str(ROOT / "scripts" / "build.sh")], cwd=ROOT,
+                               env=dict(os.environ, BUILD_DIR=str(build_dir)))
+            if r.returncode:
+                sys.exit("bench: scripts/build.sh failed")
+        from benchlib import summary
+        summary.main(a, build_dir, out_dir)
+        return
 
     failures, build_failures = [], {}
     if a.report_only:
