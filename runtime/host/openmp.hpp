@@ -3,7 +3,7 @@
 // team, nesting level, internal control variables, thread pool, threadprivate
 // data and unnamed critical section, its threads on its own cores.
 //
-// How (the README's "Hybrid MPI + OpenMP" gives the measurements):
+// How (docs/openmp.md explains it; docs/performance/notes.md has the measurements):
 //  - A rank whose team has more than one thread gets a virtual processor (a
 //    kernel thread) of its own: the master thread of a team waits for its
 //    workers at barriers, locks and taskwaits inside the OpenMP runtime, in

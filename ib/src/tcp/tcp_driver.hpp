@@ -5,7 +5,7 @@
 // provider costs a message a write and a read on an internal signal socket
 // besides the transfer itself, about 2 us per small message on loopback,
 // while a socket driver needs one sendmsg at the sender and one recv at the
-// receiver (README, "Network drivers").
+// receiver (docs/architecture.md, "The network drivers").
 //
 // Every operation travels as a frame: a FrameHeader, for writes a WriteTarget,
 // then the payload. A send's payload lands in a receive-pool buffer (copied
