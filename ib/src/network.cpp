@@ -290,6 +290,12 @@ void NetworkImpl::check_connections() {
     std::string why;
     // Once shut down, peers close their ends as they finish: that is no fault.
     if (!watch_ || !watch_->connection_lost(&peer, &why) || stopping_.load()) return;
+    // Nor while we shut down: a peer closes only once it has our Bye (or it
+    // died, and the launcher ends the job).
+    if (closing_.load()) {
+        peers_[static_cast<size_t>(peer)]->done.store(true, std::memory_order_release);
+        return;
+    }
     // A peer that died or ended the job is followed at once by the launcher
     // ending this node process too, with the first cause (and, under
     // MPC_HANG_TIMEOUT, this node's report of its ranks): give it a moment
@@ -489,6 +495,32 @@ void NetworkImpl::describe_operations(std::vector<std::string>& lines) const {
 }
 
 void NetworkImpl::shutdown() {
+    // Every node process says Bye and closes only once every other one has
+    // said it: a peer still finishing (its last messages on their way to us,
+    // or ours to it) never sees a connection close under it. The launcher's
+    // final fence is not enough: hydra's returns before every process is in.
+    closing_.store(true);
+    for (int n = 0; n < layout_.num_nodes; ++n) {
+        if (n == layout_.node_id) continue;
+        Header bye{};
+        bye.type = MsgType::Bye;
+        bye.src_world = -1;
+        bye.dst_world = -1;
+        send_control(n, bye);
+    }
+    auto everyone_done = [&] {
+        for (int n = 0; n < layout_.num_nodes; ++n)
+            if (n != layout_.node_id && !peers_[static_cast<size_t>(n)]->done.load()) return false;
+        return true;
+    };
+    // A peer may still compute for long before its Bye: no time limit on
+    // that (the launcher's fence after this would wait as long).
+    while (!everyone_done()) {
+        // (drain_cqs checks the connections now and then.)
+        const bool did = drain_cqs();
+        flush_all_peers();
+        if (!did) usleep(200);
+    }
     // Everything this node posted must leave before the connections close.
     const int64_t deadline = runtime::now_ns() + 10'000'000'000;
     while ((queued_.load() > 0 || inflight_.load() > 0) && runtime::now_ns() < deadline) {

@@ -95,6 +95,8 @@ struct Peer {
     // `queue`: that queue may be blocked on credits from the very peer that
     // waits for ours (a deadlock when both sides flood each other).
     bool credit_due = false;
+    // It said Bye (or, while we shut down, closed): its end may close now.
+    std::atomic<bool> done{false};
 };
 
 // ---- Receiver side ------------------------------------------------------------
@@ -349,6 +351,8 @@ private:
 
     std::thread progress_thread_;
     std::atomic<bool> stopping_{false};
+    // In shutdown, our Bye sent: a peer that closes is done, not lost.
+    std::atomic<bool> closing_{false};
     std::atomic<bool> blocker_{false};
 };
 

@@ -60,6 +60,11 @@ void NetworkImpl::dispatch_recv(const Completion& c) {
         return_credit(src_node);
         return;
     }
+    if (h->type == MsgType::Bye) {
+        peers_[static_cast<size_t>(src_node)]->done.store(true, std::memory_order_release);
+        repost();
+        return;
+    }
     // One-sided messages are the engine's, done here, in arrival order, by
     // whoever drains: they need no rank (collaborative polling for RMA).
     if (h->type == MsgType::Rma) {
@@ -213,7 +218,8 @@ void NetworkImpl::process(int local, WorkRequest* wr) {
             on_rndv_data(local, *wr);
             break;
         case MsgType::Credit:
-        case MsgType::Rma: break;  // (handled at dispatch)
+        case MsgType::Rma:
+        case MsgType::Bye: break;  // (handled at dispatch)
     }
     release_work(wr);
 }

@@ -19,6 +19,7 @@ enum class MsgType : uint8_t {
                     // register its buffer: msg_id = receiver's operation (as
                     // Cts.offset gave it), offset = where its data goes
     Rma = 8,        // a one-sided engine's message (payload: its own format)
+    Bye = 9,        // the sender is shutting down: it closes once everyone said bye
 };
 
 // Header::flags of a Cts: the receiver could not register its buffer, so the

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "fake_fabric.hpp"
@@ -71,8 +72,11 @@ public:
             nets_.push_back(std::move(net));
         }
     }
+    // Together, as node processes do: each waits for the others' Bye.
     ~Cluster() {
-        for (auto& n : nets_) n->shutdown();
+        std::vector<std::thread> closing;
+        for (auto& n : nets_) closing.emplace_back([&n] { n->shutdown(); });
+        for (auto& t : closing) t.join();
     }
 
     Network& net(int node) { return *nets_[static_cast<size_t>(node)]; }
