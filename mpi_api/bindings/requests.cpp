@@ -3,6 +3,7 @@
 #include <cstring>
 #include <vector>
 
+#include "collectives/persistent.hpp"
 #include "mpi_api/p2p.hpp"
 #include "mpi_api/progress.hpp"
 #include "runtime/sync.hpp"
@@ -25,6 +26,11 @@ int check_p2p(Request::Kind kind, const void* buf, int count, MPI_Datatype datat
         if (int e = check_recv_rank(c, peer)) return e;
         if (int e = check_tag(tag, true)) return e;
     }
+    return MPI_SUCCESS;
+}
+
+int start_other(Request* r) {
+    mpc::coll::persistent_start(r);
     return MPI_SUCCESS;
 }
 

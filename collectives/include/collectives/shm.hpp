@@ -23,9 +23,15 @@
 // nonblocking collectives use schedules (schedule.hpp).
 #pragma once
 
+#include <memory>
+
 #include "mpi_api/comm.hpp"
 #include "mpi_api/datatype.hpp"
 #include "mpi_api/op.hpp"
+
+namespace mpc::coll {
+class Persistent;
+}
 
 namespace mpc::coll::shm {
 
@@ -54,5 +60,11 @@ bool eligible_nonblocking(Comm* c, const Op* op);
 MPI_Request ibarrier(Comm* c);
 MPI_Request iallreduce(const void* sendbuf, void* recvbuf, int count, Datatype* type, const Op* op,
                        Comm* c);
+
+// Persistent forms (persistent.hpp), under the same conditions as the
+// nonblocking ones; each request synchronises through a group of its own.
+std::unique_ptr<Persistent> persistent_barrier(Comm* c);
+std::unique_ptr<Persistent> persistent_allreduce(const void* sendbuf, void* recvbuf, int count,
+                                                 Datatype* type, const Op* op, Comm* c);
 
 }  // namespace mpc::coll::shm
