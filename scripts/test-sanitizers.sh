@@ -30,7 +30,8 @@ export TSAN_OPTIONS="suppressions=$here/scripts/sanitizers/tsan.supp:halt_on_err
 # The TSan selection, one test name per line ("suite:NAME": that whole
 # suite): unit tests; point-to-point, threads and collectives inside one node
 # process and across several in every progress mode; the message storm; the
-# hang report; ranks' own threads creating communicators at once; and at
+# hang report; ranks' own threads creating communicators at once;
+# persistent collectives and partitioned transfers from ranks' threads; and at
 # least one run of every other C and C++ integration program (errors, exit
 # codes, attributes, topologies, datatypes, collective variants, placement,
 # NUMA stealing, faults, rank images, PMI) and of the EulerMHD and CG
@@ -102,6 +103,11 @@ exit late n4
 nompi n4
 pmi kvs N3
 images globals n6 N3 thread
+coll_persistent n4
+coll_persistent N2 collaborative
+partitioned n4
+partitioned_threads n4
+partitioned_threads N2 thread
 "
 
 # Not run under ASan+UBSan: tests of how a deliberate crash is reported (a

@@ -5,6 +5,7 @@
 
 #include "collectives/persistent.hpp"
 #include "mpi_api/p2p.hpp"
+#include "mpi_api/partitioned.hpp"
 #include "mpi_api/progress.hpp"
 #include "runtime/sync.hpp"
 
@@ -30,8 +31,11 @@ int check_p2p(Request::Kind kind, const void* buf, int count, MPI_Datatype datat
 }
 
 int start_other(Request* r) {
-    mpc::coll::persistent_start(r);
-    return MPI_SUCCESS;
+    if (r->kind == Request::Kind::Collective) {
+        mpc::coll::persistent_start(r);
+        return MPI_SUCCESS;
+    }
+    return partitioned_start(r);
 }
 
 void start_null(Request* r) {

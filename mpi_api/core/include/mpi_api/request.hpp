@@ -23,7 +23,7 @@ struct Incoming;
 enum class SendMode : uint8_t { Standard, Synchronous, Ready, Buffered };
 
 struct Request {
-    enum class Kind : uint8_t { Send, Recv, Generalized, Collective };
+    enum class Kind : uint8_t { Send, Recv, Generalized, Collective, Partitioned };
 
     // ---- completion --------------------------------------------------------
     // One word holds the whole completion state, so that a completer touches
@@ -49,7 +49,7 @@ struct Request {
 
     // ---- operation ---------------------------------------------------------
     void* buf = nullptr;
-    int count = 0;
+    MPI_Count count = 0;  // elements (MPI_Count: the _c calls pass more than an int holds)
     Datatype* type = nullptr;
     // A reference on a derived `type` (datatype_retain), dropped by request_release,
     // so that MPI_Type_free during the operation is harmless.
