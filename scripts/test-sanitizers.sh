@@ -33,7 +33,8 @@ export TSAN_OPTIONS="suppressions=$here/scripts/sanitizers/tsan.supp:halt_on_err
 # hang report; ranks' own threads creating communicators at once; hybrid
 # MPI + OpenMP with GCC's libgomp (uninstrumented: the runtime tells TSan of
 # its forks, joins, barriers and atomic blocks, runtime/host/openmp_gomp.cpp;
-# the clang/libomp variants are not built under sanitizers); and at
+# the clang/libomp variants are not built under sanitizers);
+# persistent collectives and partitioned transfers from ranks' threads; and at
 # least one run of every other C and C++ integration program (errors, exit
 # codes, attributes, topologies, datatypes, collective variants, placement,
 # NUMA stealing, faults, rank images, PMI, per-rank libc state) and of the EulerMHD and CG
@@ -156,6 +157,11 @@ io_modes n4
 io_modes N3 n5 wait
 io_types n3
 io_errors N2 n4 wait
+coll_persistent n4
+coll_persistent N2 collaborative
+partitioned n4
+partitioned_threads n4
+partitioned_threads N2 thread
 "
 
 # Not run under ASan+UBSan: tests of how a deliberate crash is reported (a

@@ -39,6 +39,7 @@ void Schedule::depend(Step step, Step on) {
     MPC_CHECK(on < step && !started_);
     steps_[static_cast<size_t>(on)].next.push_back(step);
     steps_[static_cast<size_t>(step)].pending++;
+    steps_[static_cast<size_t>(step)].deps++;
 }
 
 void Schedule::set_tag_offset(Step step, int k) {
@@ -133,6 +134,7 @@ void Schedule::link_message_order() {
         if (a.kind != b.kind || a.peer != b.peer || a.tag != b.tag) continue;
         steps_[static_cast<size_t>(a.step)].order_next = b.step;
         steps_[static_cast<size_t>(b.step)].order_blocked = true;
+        steps_[static_cast<size_t>(b.step)].order_later = true;
     }
 }
 
@@ -241,9 +243,29 @@ bool Schedule::progress() {
     return true;
 }
 
+// A finished schedule back to its state before the first start.
+void Schedule::rewind() {
+    MPC_CHECK(done_count_ == steps_.size() && in_flight_.empty());
+    for (Node& n : steps_) {
+        n.pending = n.deps;
+        n.order_blocked = n.order_later;
+        n.issued = n.done = false;
+        n.req.reset();
+    }
+    done_count_ = 0;
+    error_ = MPI_SUCCESS;
+    ready_.clear();
+    owner_only_.clear();
+}
+
 void Schedule::start(mpi::Request* done) {
     request = done;
-    link_message_order();
+    if (!linked_) {
+        link_message_order();
+        linked_ = true;
+    } else {
+        rewind();
+    }
     started_ = true;
     for (size_t i = 0; i < steps_.size(); ++i)
         if (steps_[i].pending == 0) make_ready(static_cast<Step>(i));

@@ -191,7 +191,7 @@ namespace {
 // the same members is this communicator's.
 struct Registry {
     std::mutex mutex;
-    std::map<uint32_t, std::vector<std::weak_ptr<ShmGroup>>> by_context;
+    std::map<uint64_t, std::vector<std::weak_ptr<ShmGroup>>> by_context;
 };
 Registry& registry() {
     static Registry* r = new Registry();  // lives as long as the process
@@ -200,10 +200,10 @@ Registry& registry() {
 
 }  // namespace
 
-std::shared_ptr<ShmGroup> group_for(uint32_t context, std::vector<int> world_ranks) {
+std::shared_ptr<ShmGroup> group_for(uint64_t key, std::vector<int> world_ranks) {
     Registry& reg = registry();
     std::lock_guard<std::mutex> guard(reg.mutex);
-    auto& list = reg.by_context[context];
+    auto& list = reg.by_context[key];
     std::shared_ptr<ShmGroup> found;
     for (auto it = list.begin(); it != list.end();) {
         std::shared_ptr<ShmGroup> g = it->lock();

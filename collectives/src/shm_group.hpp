@@ -175,6 +175,8 @@ class ShmGroup {
 
 // The group of these members (world ranks, in communicator rank order) of the
 // communicator with this context: created by the first member that asks.
-std::shared_ptr<ShmGroup> group_for(uint32_t context, std::vector<int> world_ranks);
+// Keys above 32 bits name groups of single persistent requests
+// (shm_persistent.cpp).
+std::shared_ptr<ShmGroup> group_for(uint64_t key, std::vector<int> world_ranks);
 
 }  // namespace mpc::coll::shm

@@ -55,7 +55,11 @@ int barrier(MPI_Comm comm, Run run) {
     if (int e = open_coll(comm, run, &c)) return raise(c, e);
     if (c->is_inter()) return start(c, coll::make_inter_barrier(c), run);
     if (run.blocking && coll::shm::eligible(c)) return raise(c, coll::shm::barrier(c));
-    if (!run.blocking && coll::shm::eligible_nonblocking(c)) {
+    if (run.persistent && coll::shm::eligible_nonblocking(c)) {
+        *run.request = coll::persistent_request(c, coll::shm::persistent_barrier(c));
+        return MPI_SUCCESS;
+    }
+    if (started_now(run) && coll::shm::eligible_nonblocking(c)) {
         *run.request = coll::shm::ibarrier(c);
         return MPI_SUCCESS;
     }
@@ -471,6 +475,93 @@ int PMPI_Ialltoallw(const void* sendbuf, const int sendcounts[], const int sdisp
                      recvtypes, comm, nonblocking(request));
 }
 
+// Persistent collectives (MPI 4.0 section 6.13): the same checks, the
+// operation built once.
+int PMPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+    MPC_ENTER_ACTIVE(Barrier_init);
+    return barrier(comm, persistent_run(request, info));
+}
+
+int PMPI_Bcast_init(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                    MPI_Info info, MPI_Request* request) {
+    MPC_ENTER_ACTIVE(Bcast_init);
+    return bcast(buffer, count, datatype, root, comm, persistent_run(request, info));
+}
+
+int PMPI_Gather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                     int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                     MPI_Request* request) {
+    MPC_ENTER_ACTIVE(Gather_init);
+    return gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                  persistent_run(request, info));
+}
+
+int PMPI_Gatherv_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                      const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                      MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+    MPC_ENTER_ACTIVE(Gatherv_init);
+    return gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm,
+                   persistent_run(request, info));
+}
+
+int PMPI_Scatter_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                      int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                      MPI_Request* request) {
+    MPC_ENTER_ACTIVE(Scatter_init);
+    return scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                   persistent_run(request, info));
+}
+
+int PMPI_Scatterv_init(const void* sendbuf, const int sendcounts[], const int displs[],
+                       MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                       int root, MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+    MPC_ENTER_ACTIVE(Scatterv_init);
+    return scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                    persistent_run(request, info));
+}
+
+int PMPI_Allgather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                        MPI_Request* request) {
+    MPC_ENTER_ACTIVE(Allgather_init);
+    return allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                     persistent_run(request, info));
+}
+
+int PMPI_Allgatherv_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                         const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                         MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+    MPC_ENTER_ACTIVE(Allgatherv_init);
+    return allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+                      persistent_run(request, info));
+}
+
+int PMPI_Alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                       MPI_Request* request) {
+    MPC_ENTER_ACTIVE(Alltoall_init);
+    return alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                    persistent_run(request, info));
+}
+
+int PMPI_Alltoallv_init(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                        MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                        const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                        MPI_Request* request) {
+    MPC_ENTER_ACTIVE(Alltoallv_init);
+    return alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+                     comm, persistent_run(request, info));
+}
+
+int PMPI_Alltoallw_init(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                        const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                        const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                        MPI_Info info, MPI_Request* request) {
+    MPC_ENTER_ACTIVE(Alltoallw_init);
+    return alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                     recvtypes, comm, persistent_run(request, info));
+}
+
 }  // extern "C"
 
 MPC_WEAK(MPI_Barrier)
@@ -495,3 +586,14 @@ MPC_WEAK(MPI_Alltoallv)
 MPC_WEAK(MPI_Ialltoallv)
 MPC_WEAK(MPI_Alltoallw)
 MPC_WEAK(MPI_Ialltoallw)
+MPC_WEAK(MPI_Barrier_init)
+MPC_WEAK(MPI_Bcast_init)
+MPC_WEAK(MPI_Gather_init)
+MPC_WEAK(MPI_Gatherv_init)
+MPC_WEAK(MPI_Scatter_init)
+MPC_WEAK(MPI_Scatterv_init)
+MPC_WEAK(MPI_Allgather_init)
+MPC_WEAK(MPI_Allgatherv_init)
+MPC_WEAK(MPI_Alltoall_init)
+MPC_WEAK(MPI_Alltoallv_init)
+MPC_WEAK(MPI_Alltoallw_init)

@@ -1,34 +1,55 @@
 // Shared by the collective bindings (coll.cpp, coll_reduce.cpp, neighbor.cpp):
 // argument checks with the standard's error classes, and running a schedule
-// blocking or behind a request (MPI_X and MPI_IX share one implementation).
+// blocking, behind a request or as a persistent request (MPI_X, MPI_IX and
+// MPI_X_init share one implementation).
 #pragma once
 
 #include "collectives/collectives.hpp"
+#include "collectives/persistent.hpp"
 #include "collectives/shm.hpp"
 #include "mpi_api/api.hpp"
+#include "mpi_api/info.hpp"
 #include "mpi_api/op.hpp"
 
 namespace mpc::mpi {
 
-// How a collective binding runs its schedule: blocking, or behind *request.
+// How a collective binding runs its schedule: blocking, behind *request
+// (nonblocking), or as the persistent request *request (MPI_X_init, with its
+// info argument).
 struct Run {
     bool blocking;
     MPI_Request* request;
+    bool persistent = false;
+    MPI_Info info = MPI_INFO_NULL;
 };
 inline constexpr Run kBlocking{true, nullptr};
 inline Run nonblocking(MPI_Request* request) {
     return {false, request};
 }
+inline Run persistent_run(MPI_Request* request, MPI_Info info) {
+    return {false, request, true, info};
+}
+// Nonblocking proper (started now), not persistent.
+inline bool started_now(const Run& run) {
+    return !run.blocking && !run.persistent;
+}
 
 inline int check_run(const Run& run) {
     if (!run.blocking && !run.request) return make_error(MPI_ERR_ARG, "request is NULL");
+    if (run.persistent && run.info != MPI_INFO_NULL && !info_lookup(run.info))
+        return make_error(MPI_ERR_INFO, "0x%x is not a valid info object", run.info);
     return MPI_SUCCESS;
 }
 
 // Blocking: runs s and raises its error on c. Nonblocking: starts it and
-// returns its request in *run.request.
+// returns its request in *run.request. Persistent: returns the inactive
+// request that runs s at every start.
 inline int start(Comm* c, coll::SchedulePtr s, const Run& run) {
     if (run.blocking) return raise(c, coll::run_blocking(std::move(s)));
+    if (run.persistent) {
+        *run.request = coll::persistent_request(c, coll::persistent_schedule(std::move(s)));
+        return MPI_SUCCESS;
+    }
     *run.request = coll::run_nonblocking(std::move(s));
     return MPI_SUCCESS;
 }

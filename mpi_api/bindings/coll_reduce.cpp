@@ -101,7 +101,13 @@ int all_ranks_reduction(Builder build, const void* sendbuf, void* recvbuf, int c
     if (inter) return start(c, coll::make_inter_allreduce(sendbuf, recvbuf, count, t, o, c), run);
     if (build == coll::make_allreduce && run.blocking && coll::shm::eligible(c, o))
         return raise(c, coll::shm::allreduce(sendbuf, recvbuf, count, t, o, c));
-    if (build == coll::make_allreduce && !run.blocking && coll::shm::eligible_nonblocking(c, o)) {
+    if (build == coll::make_allreduce && run.persistent && coll::shm::eligible_nonblocking(c, o)) {
+        *run.request = coll::persistent_request(
+            c, coll::shm::persistent_allreduce(sendbuf, recvbuf, count, t, o, c), t);
+        return MPI_SUCCESS;
+    }
+    if (build == coll::make_allreduce && started_now(run) &&
+        coll::shm::eligible_nonblocking(c, o)) {
         *run.request = coll::shm::iallreduce(sendbuf, recvbuf, count, t, o, c);
         return MPI_SUCCESS;
     }
@@ -306,6 +312,50 @@ int PMPI_Op_commutative(MPI_Op op, int* commute) {
     return MPI_SUCCESS;
 }
 
+// Persistent reductions (MPI 4.0 section 6.13).
+int PMPI_Reduce_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
+                     MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+    MPC_ENTER_ACTIVE(Reduce_init);
+    return reduce(sendbuf, recvbuf, count, datatype, op, root, comm, persistent_run(request, info));
+}
+
+int PMPI_Allreduce_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
+                        MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+    MPC_ENTER_ACTIVE(Allreduce_init);
+    return all_ranks_reduction(coll::make_allreduce, sendbuf, recvbuf, count, datatype, op, comm,
+                               persistent_run(request, info));
+}
+
+int PMPI_Reduce_scatter_init(const void* sendbuf, void* recvbuf, const int recvcounts[],
+                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                             MPI_Request* request) {
+    MPC_ENTER_ACTIVE(Reduce_scatter_init);
+    return reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm,
+                          persistent_run(request, info));
+}
+
+int PMPI_Reduce_scatter_block_init(const void* sendbuf, void* recvbuf, int recvcount,
+                                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                   MPI_Request* request) {
+    MPC_ENTER_ACTIVE(Reduce_scatter_block_init);
+    return reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm,
+                                persistent_run(request, info));
+}
+
+int PMPI_Scan_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                   MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+    MPC_ENTER_ACTIVE(Scan_init);
+    return all_ranks_reduction(coll::make_scan, sendbuf, recvbuf, count, datatype, op, comm,
+                               persistent_run(request, info));
+}
+
+int PMPI_Exscan_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
+                     MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+    MPC_ENTER_ACTIVE(Exscan_init);
+    return all_ranks_reduction(coll::make_exscan, sendbuf, recvbuf, count, datatype, op, comm,
+                               persistent_run(request, info));
+}
+
 }  // extern "C"
 
 MPC_WEAK(MPI_Reduce)
@@ -324,3 +374,9 @@ MPC_WEAK(MPI_Reduce_local)
 MPC_WEAK(MPI_Op_create)
 MPC_WEAK(MPI_Op_free)
 MPC_WEAK(MPI_Op_commutative)
+MPC_WEAK(MPI_Reduce_init)
+MPC_WEAK(MPI_Allreduce_init)
+MPC_WEAK(MPI_Reduce_scatter_init)
+MPC_WEAK(MPI_Reduce_scatter_block_init)
+MPC_WEAK(MPI_Scan_init)
+MPC_WEAK(MPI_Exscan_init)

@@ -221,6 +221,51 @@ int PMPI_Ineighbor_alltoallw(const void* sendbuf, const int sendcounts[], const 
                               recvtypes, comm, nonblocking(request));
 }
 
+// Persistent neighborhood collectives (MPI 4.0 section 8.8).
+int PMPI_Neighbor_allgather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                 void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                                 MPI_Info info, MPI_Request* request) {
+    MPC_ENTER_ACTIVE(Neighbor_allgather_init);
+    return neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                              persistent_run(request, info));
+}
+
+int PMPI_Neighbor_allgatherv_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                  void* recvbuf, const int recvcounts[], const int displs[],
+                                  MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                  MPI_Request* request) {
+    MPC_ENTER_ACTIVE(Neighbor_allgatherv_init);
+    return neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                               comm, persistent_run(request, info));
+}
+
+int PMPI_Neighbor_alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                                MPI_Info info, MPI_Request* request) {
+    MPC_ENTER_ACTIVE(Neighbor_alltoall_init);
+    return neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                             persistent_run(request, info));
+}
+
+int PMPI_Neighbor_alltoallv_init(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                                 MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                                 const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                                 MPI_Info info, MPI_Request* request) {
+    MPC_ENTER_ACTIVE(Neighbor_alltoallv_init);
+    return neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                              recvtype, comm, persistent_run(request, info));
+}
+
+int PMPI_Neighbor_alltoallw_init(const void* sendbuf, const int sendcounts[],
+                                 const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                 void* recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
+                                 const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
+                                 MPI_Request* request) {
+    MPC_ENTER_ACTIVE(Neighbor_alltoallw_init);
+    return neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                              recvtypes, comm, persistent_run(request, info));
+}
+
 }  // extern "C"
 
 MPC_WEAK(MPI_Neighbor_allgather)
@@ -233,3 +278,8 @@ MPC_WEAK(MPI_Neighbor_alltoallv)
 MPC_WEAK(MPI_Ineighbor_alltoallv)
 MPC_WEAK(MPI_Neighbor_alltoallw)
 MPC_WEAK(MPI_Ineighbor_alltoallw)
+MPC_WEAK(MPI_Neighbor_allgather_init)
+MPC_WEAK(MPI_Neighbor_allgatherv_init)
+MPC_WEAK(MPI_Neighbor_alltoall_init)
+MPC_WEAK(MPI_Neighbor_alltoallv_init)
+MPC_WEAK(MPI_Neighbor_alltoallw_init)

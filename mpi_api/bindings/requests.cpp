@@ -3,7 +3,9 @@
 #include <cstring>
 #include <vector>
 
+#include "collectives/persistent.hpp"
 #include "mpi_api/p2p.hpp"
+#include "mpi_api/partitioned.hpp"
 #include "mpi_api/progress.hpp"
 #include "runtime/sync.hpp"
 
@@ -26,6 +28,14 @@ int check_p2p(Request::Kind kind, const void* buf, int count, MPI_Datatype datat
         if (int e = check_tag(tag, true)) return e;
     }
     return MPI_SUCCESS;
+}
+
+int start_other(Request* r) {
+    if (r->kind == Request::Kind::Collective) {
+        mpc::coll::persistent_start(r);
+        return MPI_SUCCESS;
+    }
+    return partitioned_start(r);
 }
 
 void start_null(Request* r) {

@@ -60,12 +60,18 @@ int bsend_detach(RankState* me, void* buffer_addr, int* size);
 // Completes r at once: its peer is MPI_PROC_NULL.
 void start_null(Request* r);
 
-// Issues the operation of r (PROC_NULL, buffered and normal sends, receives).
-// Returns an error code for failures detected at start (buffered send space).
+// Starts a persistent collective or partitioned request (set pending).
+int start_other(Request* r);
+
+// Issues the operation of r (PROC_NULL, buffered and normal sends, receives,
+// persistent collectives and partitioned operations). Returns an error code
+// for failures detected at start (buffered send space).
 inline int start_request(Request* r) {
     r->state.store(0, std::memory_order_relaxed);
     r->status = MPI_Status{};
     r->active = true;
+    if (r->kind == Request::Kind::Collective || r->kind == Request::Kind::Partitioned)
+        return start_other(r);
     if (r->peer == MPI_PROC_NULL) {
         start_null(r);
     } else if (r->kind == Request::Kind::Recv) {

@@ -315,6 +315,11 @@ int PMPI_Request_free(MPI_Request* request) {
     Request* r;
     if (int e = lookup(*request, &r)) return raise(nullptr, e);
     if (!r) return raise(nullptr, make_error(MPI_ERR_REQUEST, "MPI_REQUEST_NULL passed"));
+    if (r->persistent && r->active &&
+        (r->kind == Request::Kind::Collective || r->kind == Request::Kind::Partitioned))
+        return raise(r->comm, make_error(MPI_ERR_REQUEST,
+                                         "an active persistent collective or partitioned request "
+                                         "cannot be freed: complete it first"));
     // Pending requests are recycled by whoever completes them (a generalized
     // one's free_fn runs then, in MPI_Grequest_complete).
     int err = MPI_SUCCESS;

@@ -81,9 +81,27 @@ void Vp::jump(Context* from, Context* to) {
     after_resume(back);
 }
 
+// Under TSan, a task waiting in pthread_join runs this inside TSan's
+// pthread_join interceptor (interpose.cpp), where TSan does not see atomics,
+// hence not the inbox lock: the explicit acquire (and make_runnable's release)
+// keep the happens-before from whoever made a task runnable to the task this
+// VP then resumes. Without it TSan reported races on Task::next between an
+// unparker and the resumed task.
+void Vp::tsan_inbox_acquire() {
+#ifdef MPC_TSAN
+    __tsan_acquire(&inbox_);
+#endif
+}
+void Vp::tsan_inbox_release() {
+#ifdef MPC_TSAN
+    __tsan_release(&inbox_);
+#endif
+}
+
 Task* Vp::pick_next() {
     if (inbox_nonempty_.load(std::memory_order_acquire)) {
         inbox_lock_.lock();
+        tsan_inbox_acquire();
         ready_.append(inbox_);
         inbox_nonempty_.store(false, std::memory_order_relaxed);
         inbox_lock_.unlock();
@@ -119,6 +137,7 @@ void Vp::make_runnable(Task* t) {
     inbox_lock_.lock();
     inbox_.push(t);
     inbox_nonempty_.store(true, std::memory_order_seq_cst);
+    tsan_inbox_release();
     inbox_lock_.unlock();
     wake();
 }

@@ -94,6 +94,8 @@ public:
 
 private:
     Task* pick_next();
+    void tsan_inbox_acquire();  // no-ops unless under ThreadSanitizer (vp.cpp)
+    void tsan_inbox_release();
     void jump(Context* from, Context* to);
     void sleep();
 

@@ -87,6 +87,8 @@ class Schedule final : public mpi::Progressable {
     // Starts the schedule; `done` completes (status and error filled) when
     // every step is done. The schedule then belongs to the progress engine and,
     // once finished, to `done` (freed with it when done->operation == this).
+    // A finished schedule may be started again (persistent collectives): every
+    // step runs anew, on the same buffers, with the same tags.
     void start(mpi::Request* done);
     bool progress() override;
 
@@ -104,8 +106,10 @@ class Schedule final : public mpi::Progressable {
         int peer = 0;
         int tag_offset = 0;
         int pending = 0;             // dependencies not done yet
+        int deps = 0;                // dependencies in all (pending at the start)
         Step order_next = -1;        // next send (receive) with the same peer and tag
         bool order_blocked = false;  // an earlier one of those is not issued yet
+        bool order_later = false;    // order_blocked at the start
         bool issued = false, done = false;
         std::pmr::vector<Step> next;  // steps depending on this one
         mpi::Request req;        // Send / Recv
@@ -114,6 +118,7 @@ class Schedule final : public mpi::Progressable {
     Node& add(Kind kind, Deps deps, Step* id);
     void hold(Datatype* t);
     void link_message_order();
+    void rewind();
     void make_ready(Step s);
     void issue(Step s);
     void finish_step(Step s);
@@ -139,6 +144,7 @@ class Schedule final : public mpi::Progressable {
     size_t done_count_ = 0;
     int error_ = MPI_SUCCESS;
     bool started_ = false;
+    bool linked_ = false;  // link_message_order done (the first start)
 };
 
 // Runs a schedule to completion on the caller (blocking collectives).

@@ -24,10 +24,16 @@
 // schedules (schedule.hpp).
 #pragma once
 
+#include <memory>
+
 #include "mpi.h"
 #include "mpi_api/comm.hpp"
 #include "mpi_api/datatype.hpp"
 #include "mpi_api/op.hpp"
+
+namespace mpc::coll {
+class Persistent;
+}
 
 namespace mpc::coll::shm {
 
@@ -101,5 +107,10 @@ int scan(const void* sendbuf, void* recvbuf, int count, Datatype* type, const Op
          MPI_Request* request = nullptr);
 int exscan(const void* sendbuf, void* recvbuf, int count, Datatype* type, const Op* op, Comm* c,
            MPI_Request* request = nullptr);
+// Persistent forms (persistent.hpp), under the same conditions as the
+// nonblocking ones; each request synchronises through a group of its own.
+std::unique_ptr<Persistent> persistent_barrier(Comm* c);
+std::unique_ptr<Persistent> persistent_allreduce(const void* sendbuf, void* recvbuf, int count,
+                                                 Datatype* type, const Op* op, Comm* c);
 
 }  // namespace mpc::coll::shm

@@ -109,17 +109,17 @@ int check_type(MPI_Datatype handle, Datatype** out, bool need_commit) {
     return MPI_SUCCESS;
 }
 
-int check_count(int count) {
-    if (count < 0) return make_error(MPI_ERR_COUNT, "negative count %d", count);
+int check_count(MPI_Count count) {
+    if (count < 0) return make_error(MPI_ERR_COUNT, "negative count %lld", count);
     return MPI_SUCCESS;
 }
 
-int check_buffer(const void* buf, int count, const Datatype* type) {
+int check_buffer(const void* buf, MPI_Count count, const Datatype* type) {
     // NULL is MPI_BOTTOM, legitimate with absolute addresses in the datatype.
     if (!buf && count > 0 && type->size > 0 && type->true_lb == 0)
-        return make_error(MPI_ERR_BUFFER, "NULL buffer with count %d", count);
+        return make_error(MPI_ERR_BUFFER, "NULL buffer with count %lld", count);
     if (!count_fits(count, *type))
-        return make_error(MPI_ERR_COUNT, "%d elements of %llu bytes exceed the address space",
+        return make_error(MPI_ERR_COUNT, "%lld elements of %llu bytes exceed the address space",
                           count, static_cast<unsigned long long>(bytes_per_element(*type)));
     return MPI_SUCCESS;
 }

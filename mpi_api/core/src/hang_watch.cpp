@@ -21,6 +21,7 @@
 #include "mpi_api/datatype.hpp"
 #include "mpi_api/net.hpp"
 #include "mpi_api/p2p.hpp"
+#include "mpi_api/partitioned.hpp"
 #include "mpi_api/rank.hpp"
 #include "mpi_api/request.hpp"
 #include "runtime/env.hpp"
@@ -168,6 +169,13 @@ MPC_DIAGNOSTIC_READS std::string describe_request(const Request* r, bool posted)
             break;
         case Request::Kind::File:
             append(s, "file access on %s, in progress", comm_text(r->comm, r->context).c_str());
+            break;
+        case Request::Kind::Partitioned:
+            append(s, "partitioned %s %s, %s, %s; not every partition %s yet",
+                   partitioned_is_send(r) ? "send to" : "receive from",
+                   peer_text(r->comm, r->peer).c_str(), tag_text(r->tag).c_str(),
+                   comm_text(r->comm, r->context).c_str(),
+                   partitioned_is_send(r) ? "ready and moved" : "arrived");
             break;
     }
     if (r->persistent) s += " (persistent)";

@@ -94,8 +94,9 @@ inline bool active(const RankState* me) {
 
 int check_comm(MPI_Comm handle, Comm** out);
 int check_type(MPI_Datatype handle, Datatype** out, bool need_commit = true);
-int check_count(int count);
-int check_buffer(const void* buf, int count, const Datatype* type);
+// Counts are MPI_Count: the large-count (_c) calls pass more than an int holds.
+int check_count(MPI_Count count);
+int check_buffer(const void* buf, MPI_Count count, const Datatype* type);
 // check_buffer's bound: every byte count computed from count and the type
 // (data, packed, external32, span in memory) fits the address space, or it
 // would wrap.
@@ -103,7 +104,7 @@ inline uint64_t bytes_per_element(const Datatype& t) {
     const uint64_t span = static_cast<uint64_t>(t.extent < 0 ? -t.extent : t.extent);
     return std::max<uint64_t>({t.size, t.external_size, span});
 }
-inline bool count_fits(int count, const Datatype& t) {
+inline bool count_fits(MPI_Count count, const Datatype& t) {
     uint64_t bytes = 0;
     return count <= 0 || (!__builtin_mul_overflow(static_cast<uint64_t>(count),
                                                   bytes_per_element(t), &bytes) &&

@@ -25,7 +25,7 @@ enum class SendMode : uint8_t { Standard, Synchronous, Ready, Buffered };
 struct Request {
     // File: an I/O operation of mpi_api/io (its comm is the file's private
     // communicator, which carries the file's error handler).
-    enum class Kind : uint8_t { Send, Recv, Generalized, Collective, Rma, File };
+    enum class Kind : uint8_t { Send, Recv, Generalized, Collective, Rma, File, Partitioned };
 
     // ---- completion --------------------------------------------------------
     // One word holds the whole completion state, so that a completer touches
@@ -51,7 +51,7 @@ struct Request {
 
     // ---- operation ---------------------------------------------------------
     void* buf = nullptr;
-    int count = 0;
+    MPI_Count count = 0;  // elements (MPI_Count: the _c calls pass more than an int holds)
     Datatype* type = nullptr;
     // A reference on a derived `type` (datatype_retain), dropped by request_release,
     // so that MPI_Type_free during the operation is harmless.
