@@ -82,9 +82,10 @@ class ShmPersistent : public Persistent {
         while (stage_ < stages()) {
             const uint64_t need = needs(stage_);
             if (need > all_at_) {
-                if (!group_->all_at_least(need) && !group_->need_nonblocking(me_, need))
+                const Need everyone{need, 0, group_->size(), -1};
+                if (!group_->all_at_least(need) && !group_->need_nonblocking(me_, everyone))
                     return false;
-                group_->need_nonblocking(me_, 0);
+                group_->need_nonblocking(me_, Need{});
                 all_at_ = need;
             }
             run(stage_++);
