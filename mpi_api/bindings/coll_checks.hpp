@@ -56,10 +56,15 @@ inline int start(Comm* c, coll::SchedulePtr s, const Run& run) {
 
 // Whether an intracommunicator's collective runs through the shared address
 // space (collectives/shm.hpp), blocking or not; with a reduction's operation.
+// Whether the shared-memory path takes a blocking or nonblocking call. Not a
+// persistent one: those run their schedule at every start (the shm paths
+// start at once), except Barrier and Allreduce, which have persistent forms.
 inline bool shm_takes(Comm* c, const Run& run) {
+    if (run.persistent) return false;
     return run.blocking ? coll::shm::eligible(c) : coll::shm::eligible_nonblocking(c);
 }
 inline bool shm_takes(Comm* c, const Op* op, const Run& run) {
+    if (run.persistent) return false;
     return run.blocking ? coll::shm::eligible(c, op) : coll::shm::eligible_nonblocking(c, op);
 }
 
