@@ -8,7 +8,7 @@
 set -eu
 
 PACKAGES="meson ninja-build g++ gfortran pkg-config python3 libboost-context-dev libhwloc-dev
-hwloc catch2 libfabric-dev libfabric-bin libibverbs-dev librdmacm-dev procps"
+hwloc catch2 libfabric-dev libfabric-bin libibverbs-dev librdmacm-dev procps clang libomp-dev"
 for arg in "$@"; do
     case "$arg" in
         --peers) PACKAGES="$PACKAGES openmpi-bin libopenmpi-dev mpich libmpich-dev" ;;
