@@ -55,10 +55,11 @@ inline int start(Comm* c, coll::SchedulePtr s, const Run& run) {
 }
 
 // Whether an intracommunicator's collective runs through the shared address
-// space (collectives/shm.hpp), blocking or not; with a reduction's operation.
-// Whether the shared-memory path takes a blocking or nonblocking call. Not a
-// persistent one: those run their schedule at every start (the shm paths
-// start at once), except Barrier and Allreduce, which have persistent forms.
+// space (collectives/shm.hpp), blocking or started now; with a reduction's
+// operation. Never a persistent one: those paths start the operation at once
+// and return an active, non-persistent request, which MPI_X_init must not
+// (the persistent shared-memory forms, Barrier and Allreduce, are chosen
+// before this).
 inline bool shm_takes(Comm* c, const Run& run) {
     if (run.persistent) return false;
     return run.blocking ? coll::shm::eligible(c) : coll::shm::eligible_nonblocking(c);

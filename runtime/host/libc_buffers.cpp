@@ -22,11 +22,19 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <mutex>
 
 #include "libc_state.hpp"
 
 namespace mpc::host {
 namespace {
+
+// Held around libc's calls that may (re)set the time zone. glibc serialises
+// them itself, with a lock ThreadSanitizer cannot see (libc is not
+// instrumented): without this one, TSan saw a rank read the tzname string
+// another rank's tzset had just allocated as a race (libc_buffers n4). The
+// strings are never freed, and these calls are off every fast path.
+std::mutex g_time_zone_lock;
 
 // The rank's copies of tzname, timezone and daylight take libc's values.
 void follow_time_zone(RankLibc& r) {
@@ -95,11 +103,13 @@ extern "C" {
 // ---- Time --------------------------------------------------------------------
 
 __attribute__((visibility("default"))) void tzset() {
+    std::lock_guard<std::mutex> g(mpc::host::g_time_zone_lock);
     MPC_LIBC(tzset)();
     mpc::host::after_time_zone_set();
 }
 
 __attribute__((visibility("default"))) time_t mktime(struct tm* tm) {
+    std::lock_guard<std::mutex> g(mpc::host::g_time_zone_lock);
     const time_t t = MPC_LIBC(mktime)(tm);
     mpc::host::after_time_zone_set();
     return t;
@@ -107,6 +117,7 @@ __attribute__((visibility("default"))) time_t mktime(struct tm* tm) {
 
 __attribute__((visibility("default"))) struct tm* localtime(const time_t* t) {
     if (RankLibc* r = private_libc()) return mpc::host::rank_localtime(*r, t);
+    std::lock_guard<std::mutex> g(mpc::host::g_time_zone_lock);
     return MPC_LIBC(localtime)(t);
 }
 
@@ -126,6 +137,7 @@ __attribute__((visibility("default"))) char* ctime(const time_t* t) {
     if (RankLibc* r = private_libc())
         return mpc::host::format_asctime(mpc::host::rank_localtime(*r, t), r->asctime,
                                          sizeof(r->asctime));
+    std::lock_guard<std::mutex> g(mpc::host::g_time_zone_lock);
     return MPC_LIBC(ctime)(t);
 }
 

@@ -7,7 +7,12 @@
 #include <mutex>
 
 #include "runtime/log.hpp"
+#include "runtime/sanitizers.hpp"
 #include "vp.hpp"
+
+#ifdef MPC_TSAN
+#include <sanitizer/tsan_interface.h>
+#endif
 
 namespace mpc::sched {
 namespace {
@@ -48,8 +53,31 @@ Task* current_task_or_null() {
 
 // ---- Waiter -------------------------------------------------------------------
 
+// Under ThreadSanitizer, a task that parks inside an intercepted blocking call
+// (pthread_join: rank_thread_await in runtime/host) parks where TSan ignores
+// its atomics and locks: TSan saw neither its state_ change to kParked nor the
+// lock under which it had published its waiter, so the unparker (a rank's
+// thread ending) had no happens-before with what the task and its VP did
+// before the park, and TSan reported make_runnable's write of Task::next as
+// racing with the VP's pick_next / switch_out. The release before the task
+// announces kParked, and the acquire once an unparker has seen it, say what
+// the atomics do. Empty without TSan.
+namespace {
+void tsan_park_release([[maybe_unused]] Waiter* w) {
+#ifdef MPC_TSAN
+    __tsan_release(w);
+#endif
+}
+void tsan_unpark_acquire([[maybe_unused]] Waiter* w) {
+#ifdef MPC_TSAN
+    __tsan_acquire(w);
+#endif
+}
+}  // namespace
+
 void Waiter::unpark() {
     if (state_.exchange(kNotified, std::memory_order_acq_rel) != kParked) return;
+    tsan_unpark_acquire(this);
     if (task_) task_->vp->make_runnable(task_);
     else runtime::futex_wake_one(&state_);
 }
@@ -68,16 +96,17 @@ Waiter* current_waiter() {
     return tl_thread_waiter.waiter;
 }
 
-void park_for(int64_t timeout_ns) {
+void park_for(int64_t timeout_ns, bool poll_first) {
     Waiter* w = current_waiter();
     if (w->state_.exchange(Waiter::kEmpty, std::memory_order_acquire) == Waiter::kNotified) return;
     uint32_t expected = Waiter::kEmpty;
+    tsan_park_release(w);
     if (!w->state_.compare_exchange_strong(expected, Waiter::kParked, std::memory_order_acq_rel)) {
         w->state_.store(Waiter::kEmpty, std::memory_order_relaxed);
         return;
     }
     if (Task* t = w->task_) {
-        t->vp->switch_out(t, false);
+        t->vp->switch_out(t, false, poll_first);
     } else if (timeout_ns > 0) {
         // One wait: whether unparked or timed out, the caller re-checks.
         if (w->state_.load(std::memory_order_acquire) == Waiter::kParked)

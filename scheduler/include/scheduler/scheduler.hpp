@@ -37,7 +37,7 @@ private:
     friend class Vp;
     friend class Scheduler;
     friend Waiter* current_waiter();
-    friend void park_for(int64_t timeout_ns);
+    friend void park_for(int64_t timeout_ns, bool poll_first);
     enum : uint32_t { kEmpty = 0, kNotified = 1, kParked = 2 };
     std::atomic<uint32_t> state_{kEmpty};
     Task* task_ = nullptr;  // null for an OS thread (parks on a futex)
@@ -157,8 +157,9 @@ Waiter* current_waiter();
 void park();
 // Like park(), but an OS thread returns after timeout_ns (> 0) at the latest,
 // even if nobody unparks it. Fibers ignore the timeout: when their VP has
-// nothing to run, its idle loop polls for them.
-void park_for(int64_t timeout_ns);
+// nothing to run, its idle loop polls for them. A fiber runs the progress
+// hook before it leaves its VP unless `poll_first` is false.
+void park_for(int64_t timeout_ns, bool poll_first = true);
 // Lets the other runnable tasks of this VP run; runs the progress hook first
 // unless `poll` is false.
 void yield(bool poll = true);
