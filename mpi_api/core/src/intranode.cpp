@@ -74,7 +74,7 @@ void* new_cell_memory(size_t payload) {
 void* cell_memory(int cls, size_t bytes) {
     if (cls == kBig) return new_cell_memory(bytes);
     void* m;
-    if (tl_cells.cls[cls].take(&m) || shared_cells(cls).take(&m)) return m;
+    if (tl_cells.cls[cls].take_or_refill(&m, shared_cells(cls))) return m;
     return new_cell_memory(kClassPayload[cls]);
 }
 
@@ -83,7 +83,7 @@ void release_cell_memory(void* m, int cls) {
         free(m);
         return;
     }
-    if (!tl_cells.cls[cls].keep(m)) shared_cells(cls).put(m);
+    tl_cells.cls[cls].keep_or_spill(m, shared_cells(cls));
 }
 
 void deliver_cell(Incoming* m, Request* r);

@@ -84,3 +84,38 @@ TEST_CASE("threads exchanging through stashes and one overflow lose and duplicat
     while (o.take(&v)) REQUIRE(all.insert(v).second);
     REQUIRE(all.size() == static_cast<size_t>(kThreads * kPerThread));
 }
+
+TEST_CASE("an empty stash refills half its capacity from the overflow in one go", "[stash]") {
+    Stash<int, 8> s;
+    Overflow<int> o;
+    for (int i = 0; i < 10; ++i) o.put(i);
+    int v = -1;
+    REQUIRE(s.take_or_refill(&v, o));
+    REQUIRE(s.size() == 3);  // 4 came over, one was handed out
+    REQUIRE(o.size() == 6);
+    std::set<int> seen{v};
+    while (s.take(&v)) seen.insert(v);
+    REQUIRE(seen == std::set<int>{6, 7, 8, 9});
+    // Both empty: nothing to hand out.
+    Overflow<int> empty;
+    REQUIRE_FALSE(s.take_or_refill(&v, empty));
+}
+
+TEST_CASE("a full stash spills its newer half before keeping one more", "[stash]") {
+    Stash<int, 4> s;
+    Overflow<int> o;
+    for (int i = 0; i < 4; ++i) s.keep_or_spill(i, o);
+    REQUIRE(o.size() == 0);
+    s.keep_or_spill(4, o);
+    REQUIRE(o.size() == 2);
+    REQUIRE(s.size() == 3);
+    int v;
+    REQUIRE(s.take(&v));
+    REQUIRE(v == 4);
+    s.close(o);
+    s.keep_or_spill(5, o);  // closed: straight to the overflow
+    REQUIRE(o.size() == 5);
+    REQUIRE(s.take_or_refill(&v, o));  // closed: from the overflow, nothing kept
+    REQUIRE(s.size() == 0);
+    REQUIRE(o.size() == 4);
+}

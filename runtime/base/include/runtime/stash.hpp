@@ -12,6 +12,7 @@
 // block another core wrote moments ago must not write to it.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -38,6 +39,14 @@ public:
         *out = items_.back();
         items_.pop_back();
         return true;
+    }
+    // Up to n items in one go; returns how many.
+    size_t take(T* out, size_t n) {
+        std::lock_guard<std::mutex> g(mutex_);
+        n = std::min(n, items_.size());
+        std::copy(items_.end() - static_cast<std::ptrdiff_t>(n), items_.end(), out);
+        items_.resize(items_.size() - n);
+        return n;
     }
     // For tests and diagnostics.
     size_t size() const {
@@ -69,6 +78,24 @@ public:
         if (n_ >= N) return false;
         items_[n_++] = item;
         return true;
+    }
+    // An item from the stash, refilling an empty one with up to half its
+    // capacity from the overflow in one go (one lock for many items: where
+    // items flow one way, from the threads that free them to those that take
+    // them, a lock per item would be paid at both ends). False when both are
+    // empty.
+    bool take_or_refill(T* out, Overflow<T>& overflow) {
+        if (take(out)) return true;
+        if (n_ > N) return overflow.take(out);
+        n_ = static_cast<uint32_t>(overflow.take(items_, N / 2));
+        return take(out);
+    }
+    // Keeps item, spilling the newer half to the overflow first when full.
+    void keep_or_spill(T item, Overflow<T>& overflow) {
+        if (keep(item)) return;
+        if (n_ > N) return overflow.put(item);
+        spill_half(overflow);
+        items_[n_++] = item;
     }
     // Moves the newer half of a full stash to the overflow, making room.
     void spill_half(Overflow<T>& overflow) {
