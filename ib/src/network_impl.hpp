@@ -53,6 +53,7 @@ struct OutMsg {
     size_t data_len = 0;
     bool write = false;         // an RDMA write of op (rendezvous data), not a message
     bool control = false;       // a Credit message: may use the reserved credits
+    bool lazy = false;          // may wait for the next message to its node (Driver::post_send_lazy)
     // Writes only.
     const char* local = nullptr;
     void* local_desc = nullptr;
@@ -243,7 +244,7 @@ public:
     void set_rma_handler(const RmaHandler& handler) override { rma_handler_ = handler; }
     size_t rma_message_max() const override { return buffer_size_ - sizeof(Header); }
     void rma_send(int node, const void* head, size_t head_len, const void* data,
-                  size_t data_len) override;
+                  size_t data_len, bool lazy) override;
     void* rma_register(void* addr, size_t len, uint64_t* remote_addr) override;
     uint64_t rma_key_for(void* registration, int node) const override;
     void rma_deregister(void* registration) override;

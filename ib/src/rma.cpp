@@ -22,7 +22,7 @@ bool NetworkImpl::init_rma(std::string* error) {
 }
 
 void NetworkImpl::rma_send(int node, const void* head, size_t head_len, const void* data,
-                           size_t data_len) {
+                           size_t data_len, bool lazy) {
     const size_t len = head_len + data_len;
     if (len > rma_message_max())
         runtime::fatal("network: a one-sided message of %zu bytes exceeds the %zu allowed", len,
@@ -37,6 +37,7 @@ void NetworkImpl::rma_send(int node, const void* head, size_t head_len, const vo
     m.owned.reset(new char[std::max<size_t>(len, 1)]);
     if (head_len) memcpy(m.owned.get(), head, head_len);
     if (data_len) memcpy(m.owned.get() + head_len, data, data_len);
+    m.lazy = lazy;
     post_or_queue(node, std::move(m));
 }
 

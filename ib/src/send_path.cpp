@@ -141,8 +141,11 @@ bool NetworkImpl::try_post(int node, Peer& peer, OutMsg& m) {
         else
             src.pack(src.ctx, m.data_offset, buf + sizeof(h), m.data_len);
     }
-    Status st = driver_->post_send(node, buf, sizeof(h) + m.data_len, send_mr_.local_desc,
-                                   kCtxSendBuffer | index);
+    const size_t len = sizeof(h) + m.data_len;
+    Status st = m.lazy ? driver_->post_send_lazy(node, buf, len, send_mr_.local_desc,
+                                                 kCtxSendBuffer | index)
+                       : driver_->post_send(node, buf, len, send_mr_.local_desc,
+                                            kCtxSendBuffer | index);
     runtime::debug("net: post type %d to node %d seq %u bytes %zu: status %d", static_cast<int>(h.type),
                    node, h.seq, m.data_len, static_cast<int>(st));
     if (st != Status::Ok) {

@@ -134,6 +134,14 @@ public:
     // are outstanding on this connection; poll_send_cq and retry.
     virtual Status post_send(int peer, const void* buf, size_t len, void* desc,
                              uint64_t context) = 0;
+    // As post_send, but the driver may hold the frame back until the next
+    // post to peer or the next poll, so that both leave in one go (a
+    // one-sided Put and the Win_flush right after it). Drivers with nothing
+    // to gain from it send at once.
+    virtual Status post_send_lazy(int peer, const void* buf, size_t len, void* desc,
+                                  uint64_t context) {
+        return post_send(peer, buf, len, desc, context);
+    }
     // The largest RDMA write worth posting at once (0: no limit): a rendezvous
     // splits its data into writes of at most this size.
     virtual size_t write_chunk() const { return 0; }

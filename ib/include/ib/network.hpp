@@ -188,9 +188,11 @@ public:
     virtual size_t rma_message_max() const = 0;
     // Sends head then data as one message to node's RmaHandler; both are
     // copied before the call returns. Ordered with every operation before it
-    // to that node: messages, RDMA writes, reads and atomics.
+    // to that node: messages, RDMA writes, reads and atomics. A lazy message
+    // may wait for the next one to node, or the next poll, to leave with it
+    // (nobody waits for it: a Put before its flush).
     virtual void rma_send(int node, const void* head, size_t head_len, const void* data,
-                          size_t data_len) = 0;
+                          size_t data_len, bool lazy) = 0;
     // Registers [addr, addr+len) for peers' RDMA: the address they name it by
     // is stored in *remote_addr. Returns the registration to give back, or
     // null when the driver refuses it.

@@ -91,6 +91,12 @@ Status TcpDriver::post_send(int peer, const void* buf, size_t len, void*, uint64
     return post(peer, header, nullptr, 0, buf, len, Completion::Type::Send, context);
 }
 
+Status TcpDriver::post_send_lazy(int peer, const void* buf, size_t len, void*, uint64_t context) {
+    if (len > config_.recv_buffer_size) return Status::Error;
+    FrameHeader header{FrameKind::Send, 0, len};
+    return post(peer, header, nullptr, 0, buf, len, Completion::Type::Send, context, true, true);
+}
+
 Status TcpDriver::post_write(int peer, const void* buf, size_t len, void*, uint64_t remote_addr,
                              uint64_t remote_key, bool has_imm, uint32_t imm, uint64_t context) {
     FrameHeader header{has_imm ? FrameKind::WriteImm : FrameKind::Write, imm, len};
@@ -104,7 +110,7 @@ Status TcpDriver::post_write(int peer, const void* buf, size_t len, void*, uint6
 // reported, and never refused.
 Status TcpDriver::post(int peer, const FrameHeader& header, const void* extra, size_t extra_len,
                        const void* buf, size_t len, Completion::Type type, uint64_t context,
-                       bool report) {
+                       bool report, bool lazy) {
     KeepErrno keep;
     if (peer < 0 || peer >= config_.num_peers || !connections_[peer]) return Status::Error;
     Connection& conn = *connections_[peer];
@@ -134,9 +140,9 @@ Status TcpDriver::post(int peer, const FrameHeader& header, const void* extra, s
     op.context = context;
     op.report = report;
     // Behind queued operations a new one waits its turn (stream order), and
-    // the poster pushes the queue on.
+    // the poster pushes the queue on, unless it is lazy too.
     const bool behind = !conn.out.empty();
-    if (!behind) {
+    if (!behind && !lazy) {
         if (write_some(conn, op)) {
             if (report) record({type, true, peer, context});
             return Status::Ok;
@@ -148,7 +154,7 @@ Status TcpDriver::post(int peer, const FrameHeader& header, const void* extra, s
     }
     conn.out.push_back(op);
     queued_ops_.fetch_add(1, std::memory_order_relaxed);
-    if (behind) flush(conn);
+    if (behind && !lazy) flush(conn);
     return Status::Ok;
 }
 
@@ -179,13 +185,44 @@ bool TcpDriver::write_some(Connection& conn, OutOp& op) {
     return true;
 }
 
+// Writes the queue out, several frames per sendmsg.
 void TcpDriver::flush(Connection& conn) {
+    constexpr size_t kGather = 16;  // frames per sendmsg (two pieces each)
     while (!conn.out.empty()) {
-        OutOp& op = conn.out.front();
-        if (!write_some(conn, op)) return;  // the kernel is full, or the connection broke
-        if (op.report) record({op.type, true, conn.peer, op.context});
-        conn.out.pop_front();
-        queued_ops_.fetch_sub(1, std::memory_order_relaxed);
+        iovec iov[2 * kGather];
+        size_t n = 0;
+        for (auto it = conn.out.begin(); it != conn.out.end() && n + 2 <= 2 * kGather; ++it) {
+            const OutOp& op = *it;
+            if (op.sent < op.head_len) {
+                iov[n++] = {const_cast<char*>(op.head) + op.sent, op.head_len - op.sent};
+                if (op.len) iov[n++] = {const_cast<char*>(op.data), op.len};
+            } else {
+                iov[n++] = {const_cast<char*>(op.data) + (op.sent - op.head_len),
+                            op.head_len + op.len - op.sent};
+            }
+        }
+        msghdr msg{};
+        msg.msg_iov = iov;
+        msg.msg_iovlen = n;
+        const ssize_t w = ::sendmsg(conn.fd.get(), &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;  // the kernel is full
+        if (w <= 0) return fail_locked(conn, socket_error("sending", w < 0 ? errno : EPIPE));
+        // The frames written out complete; the first one not wholly written
+        // keeps its place.
+        size_t left = static_cast<size_t>(w);
+        while (left > 0) {
+            OutOp& op = conn.out.front();
+            const size_t rest = op.head_len + op.len - op.sent;
+            if (left < rest) {
+                op.sent += left;
+                break;
+            }
+            left -= rest;
+            if (op.report) record({op.type, true, conn.peer, op.context});
+            conn.out.pop_front();
+            queued_ops_.fetch_sub(1, std::memory_order_relaxed);
+        }
     }
 }
 

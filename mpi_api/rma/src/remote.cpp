@@ -185,7 +185,8 @@ size_t am_capacity() {
     return net().rma_message_max() - sizeof(AmHeader);
 }
 
-void send_am(int node, const AmHeader& h, const Seg* segs, const void* data, size_t data_len) {
+void send_am(int node, const AmHeader& h, const Seg* segs, const void* data, size_t data_len,
+             bool lazy) {
     const size_t seg_bytes = static_cast<size_t>(h.nsegs) * sizeof(Seg);
     char head[sizeof(AmHeader) + 64 * sizeof(Seg)];
     std::vector<char> big;
@@ -196,7 +197,7 @@ void send_am(int node, const AmHeader& h, const Seg* segs, const void* data, siz
     }
     memcpy(p, &h, sizeof h);
     if (seg_bytes) memcpy(p + sizeof h, segs, seg_bytes);
-    net().rma_send(node, p, sizeof h + seg_bytes, data, data_len);
+    net().rma_send(node, p, sizeof h + seg_bytes, data, data_len, lazy);
 }
 
 void touch(Win* w, int target) {
@@ -232,7 +233,7 @@ int remote_put(Win* w, const Transfer& t, Request* request) {
         AmHeader h = header(Am::Put, w, m);
         h.nsegs = static_cast<uint16_t>(s.size());
         h.bytes = len;
-        send_am(m.node, h, s.data(), data + off, len);
+        send_am(m.node, h, s.data(), data + off, len, true);
     });
     complete_request(request);  // the data left the origin buffer
     return MPI_SUCCESS;
@@ -314,7 +315,8 @@ int remote_accumulate(Win* w, const Transfer& t, const Op& op, const Datatype& b
               h.op_id = id;
               h.offset = off;
               h.bytes = len;
-              send_am(m.node, h, s.data(), no_op ? nullptr : data + off, no_op ? 0 : len);
+              send_am(m.node, h, s.data(), no_op ? nullptr : data + off, no_op ? 0 : len,
+                      !result);
           });
     if (!result) complete_request(request);
     return MPI_SUCCESS;

@@ -21,7 +21,11 @@ bool network_up();
 void install_handler();
 // Payload bytes a message may carry after its header.
 size_t am_capacity();
-void send_am(int node, const AmHeader& h, const Seg* segs, const void* data, size_t data_len);
+// lazy: the message may wait for the next one to node, or the next poll
+// (Network::rma_send): Puts and Accumulates, which nobody waits for until a
+// synchronisation sends its own message.
+void send_am(int node, const AmHeader& h, const Seg* segs, const void* data, size_t data_len,
+             bool lazy = false);
 
 // Origin side; target is a rank of w in another node process, inside an
 // access epoch that allows the operation (checked by the caller).

@@ -118,6 +118,44 @@ TEST_CASE("send/recv carries every size up to the buffer size", "[ib][driver]") 
           Status::Error);
 }
 
+TEST_CASE("lazy sends leave with the next send, or at the next poll, in order",
+          "[ib][driver]") {
+    std::string kind =
+        GENERATE(from_range(std::begin(kProviderNeutralKinds), std::end(kProviderNeutralKinds)));
+    // Followed by an ordinary send, or left alone: a poll must take them out.
+    const bool followed = GENERATE(true, false);
+    INFO("driver " << kind << (followed ? ", followed" : ", alone"));
+    DriverConfig config;
+    config.recv_buffer_size = 4096;
+    config.recv_buffers = 64;
+    config.send_queue_depth = 64;
+    Cluster c;
+    if (!c.open(kind, 2, config)) return;
+    // More lazy frames than one sendmsg gathers, of several sizes.
+    const uint32_t lazy = 40, total = followed ? lazy + 1 : lazy;
+    Registered src(c[0], total * 4096);
+    auto size_of = [](uint32_t i) { return size_t{8} + (i * 397) % 4000; };
+    for (uint32_t i = 0; i < total; ++i) {
+        char* p = src.data() + size_t{i} * 4096;
+        fill_pattern(p, size_of(i), i);
+        const Status st = i < lazy ? c[0].post_send_lazy(1, p, size_of(i), src.mr().local_desc, i)
+                                   : c[0].post_send(1, p, size_of(i), src.mr().local_desc, i);
+        REQUIRE(st == Status::Ok);
+    }
+    REQUIRE(c.pump([&] {
+        return c.nodes[1].received.size() == total && c.nodes[0].sent.size() == total;
+    }));
+    for (uint32_t i = 0; i < total; ++i) {
+        INFO("message " << i);
+        const Completion& r = c.nodes[1].received[i];
+        REQUIRE(r.ok);
+        REQUIRE(r.length == size_of(i));
+        CHECK(check_pattern(static_cast<char*>(c[1].recv_buffer(r.buffer)), size_of(i), i));
+        REQUIRE(c[1].repost_recv(r.buffer) == Status::Ok);
+        CHECK(c.nodes[0].sent[i].ok);
+    }
+}
+
 TEST_CASE("the receive pool is reused: many more messages than buffers", "[ib][driver]") {
     std::string kind = GENERATE(from_range(std::begin(kDriverKinds), std::end(kDriverKinds)));
     INFO("driver " << kind);
