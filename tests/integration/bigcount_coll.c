@@ -228,6 +228,56 @@ static void reductions(int form) {
     free(got);
 }
 
+/* Neighborhood collectives on a periodic ring (2 neighbors each). */
+static void neighbors(int form) {
+    MPI_Comm ring;
+    int dims[1] = {size}, periods[1] = {1};
+    MPI_OK(MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &ring));
+    int s[2 * K], ref[2 * K], got[2 * K];
+    /* Blocks land in reverse order of the neighbors. */
+    int id[2] = {K, 0};
+    MPI_Aint cd[2] = {K, 0}, cbd[2] = {K * 4, 0};
+    MPI_Datatype ty[2] = {MPI_INT, MPI_INT};
+    for (int i = 0; i < 2 * K; ++i) s[i] = rank * 100 + i;
+#define RESET() memset(ref, 0xff, sizeof ref), memset(got, 0xff, sizeof got)
+    RESET();
+    MPI_OK(MPI_Neighbor_allgather(s, K, MPI_INT, ref, K, MPI_INT, ring));
+    RUN_C(form, MPI_Neighbor_allgather_c, MPI_Ineighbor_allgather_c, MPI_Neighbor_allgather_init_c,
+          s, K, MPI_INT, got, K, MPI_INT, ring);
+    same(ref, got, 2 * K, "Neighbor_allgather_c", form);
+    RESET();
+    MPI_OK(MPI_Neighbor_allgatherv(s, K - 1, MPI_INT, ref, (int[]){K - 1, K - 1}, id, MPI_INT, ring));
+    RUN_C(form, MPI_Neighbor_allgatherv_c, MPI_Ineighbor_allgatherv_c,
+          MPI_Neighbor_allgatherv_init_c, s, K - 1, MPI_INT, got, (MPI_Count[]){K - 1, K - 1}, cd,
+          MPI_INT, ring);
+    same(ref, got, 2 * K, "Neighbor_allgatherv_c", form);
+    RESET();
+    MPI_OK(MPI_Neighbor_alltoall(s, K, MPI_INT, ref, K, MPI_INT, ring));
+    RUN_C(form, MPI_Neighbor_alltoall_c, MPI_Ineighbor_alltoall_c, MPI_Neighbor_alltoall_init_c, s,
+          K, MPI_INT, got, K, MPI_INT, ring);
+    same(ref, got, 2 * K, "Neighbor_alltoall_c", form);
+    /* v and w: K elements to the left neighbor, K - 1 to the right; so K - 1
+     * from the left (received first) and K from the right. */
+    int sc[2] = {K, K - 1}, sd[2] = {0, K};
+    MPI_Count scc[2] = {K, K - 1};
+    MPI_Aint scd[2] = {0, K}, scbd[2] = {0, K * 4};
+    int rc[2] = {K - 1, K};
+    MPI_Count rcc[2] = {K - 1, K};
+    RESET();
+    MPI_OK(MPI_Neighbor_alltoallv(s, sc, sd, MPI_INT, ref, rc, id, MPI_INT, ring));
+    RUN_C(form, MPI_Neighbor_alltoallv_c, MPI_Ineighbor_alltoallv_c, MPI_Neighbor_alltoallv_init_c,
+          s, scc, scd, MPI_INT, got, rcc, cd, MPI_INT, ring);
+    same(ref, got, 2 * K, "Neighbor_alltoallv_c", form);
+    RESET();
+    MPI_OK(MPI_Neighbor_alltoallw(s, sc, (MPI_Aint[]){0, K * 4}, ty, ref, rc,
+                                  (MPI_Aint[]){K * 4, 0}, ty, ring));
+    RUN_C(form, MPI_Neighbor_alltoallw_c, MPI_Ineighbor_alltoallw_c, MPI_Neighbor_alltoallw_init_c,
+          s, scc, scbd, ty, got, rcc, cbd, ty, ring);
+    same(ref, got, 2 * K, "Neighbor_alltoallw_c", form);
+#undef RESET
+    MPI_OK(MPI_Comm_free(&ring));
+}
+
 static void local_and_errors(void) {
     int a[K], b[K], c[K];
     for (int i = 0; i < K; ++i) a[i] = i + 1, b[i] = c[i] = 10 * i;
@@ -260,6 +310,7 @@ int main(int argc, char** argv) {
     for (int form = 0; form < 3; ++form) {
         movement(form);
         reductions(form);
+        neighbors(form);
     }
     local_and_errors();
     MPI_Finalize();
