@@ -308,6 +308,14 @@ int PMPI_Op_create(MPI_User_function* user_fn, int commute, MPI_Op* op) {
     return MPI_SUCCESS;
 }
 
+int PMPI_Op_create_c(MPI_User_function_c* user_fn, int commute, MPI_Op* op) {
+    MPC_ENTER_ACTIVE(Op_create_c);
+    if (!user_fn) return raise(nullptr, make_error(MPI_ERR_ARG, "user_fn is NULL"));
+    if (!op) return raise(nullptr, make_error(MPI_ERR_ARG, "op is NULL"));
+    *op = op_create_c(user_fn, commute != 0);
+    return MPI_SUCCESS;
+}
+
 int PMPI_Op_free(MPI_Op* op) {
     MPC_ENTER_ACTIVE(Op_free);
     if (!op) return raise(nullptr, make_error(MPI_ERR_ARG, "op is NULL"));
@@ -390,6 +398,7 @@ MPC_WEAK(MPI_Exscan)
 MPC_WEAK(MPI_Iexscan)
 MPC_WEAK(MPI_Reduce_local)
 MPC_WEAK(MPI_Op_create)
+MPC_WEAK(MPI_Op_create_c)
 MPC_WEAK(MPI_Op_free)
 MPC_WEAK(MPI_Op_commutative)
 MPC_WEAK(MPI_Reduce_init)

@@ -278,6 +278,41 @@ static void neighbors(int form) {
     MPI_OK(MPI_Comm_free(&ring));
 }
 
+/* The same user operation in both forms: inout = 2 * inout + in (not
+ * commutative), and the length it was called with. */
+static MPI_Count last_len_c = -1;
+static void twice_plus(void* in, void* inout, int* len, MPI_Datatype* t) {
+    (void)t;
+    for (int i = 0; i < *len; ++i) ((int*)inout)[i] = 2 * ((int*)inout)[i] + ((int*)in)[i];
+}
+static void twice_plus_c(void* in, void* inout, MPI_Count* len, MPI_Datatype* t) {
+    CHECK(*t == MPI_INT, "MPI_User_function_c called with another datatype");
+    last_len_c = *len;
+    for (MPI_Count i = 0; i < *len; ++i) ((int*)inout)[i] = 2 * ((int*)inout)[i] + ((int*)in)[i];
+}
+
+static void user_ops(void) {
+    MPI_Op op, op_c;
+    MPI_OK(MPI_Op_create(twice_plus, 0, &op));
+    MPI_OK(MPI_Op_create_c(twice_plus_c, 0, &op_c));
+    int commute = 1;
+    MPI_OK(MPI_Op_commutative(op_c, &commute));
+    CHECK(commute == 0, "MPI_Op_create_c(commute 0) made a commutative operation");
+    int s[K], ref[K], got[K];
+    for (int i = 0; i < K; ++i) s[i] = rank + i;
+    MPI_OK(MPI_Allreduce(s, ref, K, MPI_INT, op, MPI_COMM_WORLD));
+    MPI_OK(MPI_Allreduce_c(s, got, K, MPI_INT, op_c, MPI_COMM_WORLD));
+    same(ref, got, K, "Allreduce_c with an MPI_Op_create_c operation", 0);
+    for (int i = 0; i < K; ++i) ref[i] = got[i] = 3 * i;
+    MPI_OK(MPI_Reduce_local(s, ref, K, MPI_INT, op));
+    last_len_c = -1;
+    MPI_OK(MPI_Reduce_local_c(s, got, K, MPI_INT, op_c));
+    same(ref, got, K, "Reduce_local_c with an MPI_Op_create_c operation", 0);
+    CHECK(last_len_c == K, "the MPI_User_function_c got length %lld", (long long)last_len_c);
+    MPI_OK(MPI_Op_free(&op));
+    MPI_OK(MPI_Op_free(&op_c));
+}
+
 static void local_and_errors(void) {
     int a[K], b[K], c[K];
     for (int i = 0; i < K; ++i) a[i] = i + 1, b[i] = c[i] = 10 * i;
@@ -312,6 +347,7 @@ int main(int argc, char** argv) {
         reductions(form);
         neighbors(form);
     }
+    user_ops();
     local_and_errors();
     MPI_Finalize();
     return 0;
