@@ -322,9 +322,12 @@ int alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
     if (shm_takes(c, run)) {
         int e = coll::shm::alltoallw(sendbuf, sendcounts, sd.data(), st.data(), recvbuf,
                                      recvcounts, rd.data(), rt.data(), c, run.request);
-        // The shared-memory steps read these arrays until they finish.
-        if (!e) keep_with_request(run, std::array{std::move(sd), std::move(rd)}),
+        // The shared-memory steps keep pointers to these arrays (Blocks::w):
+        // a nonblocking or persistent run needs them until it finishes.
+        if (!e) {
+            keep_with_request(run, std::array{std::move(sd), std::move(rd)});
             keep_with_request(run, std::array{std::move(st), std::move(rt)});
+        }
         return raise(c, e);
     }
     return start(c,
