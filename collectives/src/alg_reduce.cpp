@@ -161,7 +161,7 @@ SchedulePtr make_reduce_scatter_block(const void* sendbuf, void* recvbuf, int re
 
 void reduce_local(const void* in, void* inout, int count, Datatype* type, const Op* op) {
     if (count == 0) return;
-    if (op->user) {
+    if (op->is_user()) {
         mpi::op_apply(*op, in, inout, static_cast<size_t>(count), *type);
         return;
     }

@@ -27,7 +27,7 @@ Step join_all(Schedule& s, const std::vector<Step>& steps) {
 // ---- RedLayout --------------------------------------------------------------
 
 RedLayout::RedLayout(Schedule& s, int count, Datatype* type, const Op* op)
-    : s_(s), count_(count), type_(type), op_(op), typed_(op->user != nullptr) {
+    : s_(s), count_(count), type_(type), op_(op), typed_(op->is_user()) {
     if (typed_) {
         stride_ = type->extent;
         unit_ = type;

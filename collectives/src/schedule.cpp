@@ -174,7 +174,7 @@ void Schedule::issue(Step s) {
             break;
         }
         case Kind::Calc:
-            if (n.op.user && !by_owner_) {
+            if (n.op.is_user() && !by_owner_) {
                 // A user function runs on its own rank's thread only: it may
                 // call MPI (type queries), which must see the right rank.
                 n.issued = false;

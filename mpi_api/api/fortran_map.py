@@ -26,8 +26,9 @@ BUFFER_NAMES = {"buf", "sendbuf", "recvbuf", "buffer", "inbuf", "outbuf", "inout
 
 # Functions without a Fortran binding: MPI defines the handle and status
 # conversion functions, and the tools information interface (MPI_T_*, MPI 3.1
-# section 14.3), for C only.
-C_ONLY = re.compile(r"^(\w+_f2c|\w+_c2f|T_\w+)$")
+# section 14.3), for C only; the large-count "_c" functions of MPI 4 exist in
+# Fortran only in mpi_f08 (MPI 4.0 section 19.2), which we do not provide.
+C_ONLY = re.compile(r"^(\w+_f2c|\w+_c2f|T_\w+|\w+_c)$")
 # Subroutines without the IERROR argument (MPI 3.1 section 14.2.4).
 NO_IERROR = {"Pcontrol"}
 

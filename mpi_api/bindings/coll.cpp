@@ -1,9 +1,11 @@
 // Collective data movement (MPI 3.1 chapter 5), blocking and nonblocking:
 // argument checks, then a schedule from the collectives room. Reductions are
 // in coll_reduce.cpp.
+#include <array>
 #include <vector>
 
 #include "coll_checks.hpp"
+#include "coll_entry.hpp"
 
 using namespace mpc::mpi;
 namespace coll = mpc::coll;
@@ -49,6 +51,12 @@ int check_typed_blocks(const int* counts, const int* displs, const MPI_Datatype*
     }
     return MPI_SUCCESS;
 }
+
+}  // namespace
+
+// The implementations behind MPI_X, MPI_IX, MPI_X_init and their large-count
+// forms (coll_large.cpp).
+namespace mpc::mpi::entry {
 
 int barrier(MPI_Comm comm, Run run) {
     Comm* c;
@@ -136,6 +144,10 @@ int gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* rec
         run);
 }
 
+}  // namespace mpc::mpi::entry
+
+namespace {
+
 // The receive side of a scatter at a non-root rank (or the root of an
 // intracommunicator, where it may be MPI_IN_PLACE).
 int check_scatter_recv(const Comm* c, int root, void* recvbuf, int recvcount, MPI_Datatype recvtype,
@@ -147,6 +159,10 @@ int check_scatter_recv(const Comm* c, int root, void* recvbuf, int recvcount, MP
                           c->is_inter() ? " of an intracommunicator" : "");
     return check_data(recvbuf, recvcount, recvtype, rt, "the receive buffer");
 }
+
+}  // namespace
+
+namespace mpc::mpi::entry {
 
 int scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
             MPI_Datatype recvtype, int root, MPI_Comm comm, Run run) {
@@ -303,16 +319,26 @@ int alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
                      coll::make_inter_alltoallw(sendbuf, sendcounts, sd.data(), st.data(), recvbuf,
                                                 recvcounts, rd.data(), rt.data(), c),
                      run);
-    if (shm_takes(c, run))
-        return raise(c, coll::shm::alltoallw(sendbuf, sendcounts, sd.data(), st.data(), recvbuf,
-                                             recvcounts, rd.data(), rt.data(), c, run.request));
+    if (shm_takes(c, run)) {
+        int e = coll::shm::alltoallw(sendbuf, sendcounts, sd.data(), st.data(), recvbuf,
+                                     recvcounts, rd.data(), rt.data(), c, run.request);
+        // The shared-memory steps keep pointers to these arrays (Blocks::w):
+        // a nonblocking or persistent run needs them until it finishes.
+        if (!e) {
+            keep_with_request(run, std::array{std::move(sd), std::move(rd)});
+            keep_with_request(run, std::array{std::move(st), std::move(rt)});
+        }
+        return raise(c, e);
+    }
     return start(c,
                  coll::make_alltoallw(sendbuf, sendcounts, sd.data(), st.data(), recvbuf,
                                       recvcounts, rd.data(), rt.data(), c),
                  run);
 }
 
-}  // namespace
+}  // namespace mpc::mpi::entry
+
+using namespace mpc::mpi::entry;
 
 extern "C" {
 

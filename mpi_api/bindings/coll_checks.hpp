@@ -4,6 +4,8 @@
 // MPI_X_init share one implementation).
 #pragma once
 
+#include <type_traits>
+
 #include "collectives/collectives.hpp"
 #include "collectives/persistent.hpp"
 #include "collectives/shm.hpp"
@@ -32,6 +34,29 @@ inline Run persistent_run(MPI_Request* request, MPI_Info info) {
 // Nonblocking proper (started now), not persistent.
 inline bool started_now(const Run& run) {
     return !run.blocking && !run.persistent;
+}
+
+// Memory a started nonblocking or persistent collective keeps reading (arrays
+// the binding made: the shared-memory paths keep pointers to them) goes to its
+// request, which frees it when it goes (Request::owned). A moved std::vector
+// keeps its storage, so pointers taken before the move stay valid. Blocking
+// runs and failed starts keep nothing.
+template <class T>
+void keep_with_request(const Run& run, T&& value) {
+    if (run.blocking || !run.request) return;
+    Request* r = request_lookup(*run.request);
+    if (!r) return;
+    struct Held {
+        std::decay_t<T> value;
+        void* prev;
+        void (*prev_free)(void*);
+    };
+    r->owned = new Held{std::forward<T>(value), r->owned, r->owned_free};
+    r->owned_free = [](void* p) {
+        auto* h = static_cast<Held*>(p);
+        if (h->prev_free) h->prev_free(h->prev);
+        delete h;
+    };
 }
 
 inline int check_run(const Run& run) {

@@ -3,9 +3,11 @@
 #include <climits>
 
 #include "coll_checks.hpp"
+#include "coll_entry.hpp"
 
 using namespace mpc::mpi;
 namespace coll = mpc::coll;
+using mpc::mpi::entry::Builder;
 
 namespace {
 
@@ -48,6 +50,10 @@ const char* in_place_rule(const Comm* c) {
     return check_op(op, *t, o);
 }
 
+}  // namespace
+
+namespace mpc::mpi::entry {
+
 // On an intercommunicator the root receives the reduction of the remote
 // group's data; the rest of the root's group (MPI_PROC_NULL) takes no part.
 int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
@@ -73,7 +79,9 @@ int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
     return start(c, coll::make_reduce(sendbuf, recvbuf, count, t, o, root, c), run);
 }
 
-using Builder = coll::SchedulePtr (*)(const void*, void*, int, Datatype*, const Op*, Comm*);
+}  // namespace mpc::mpi::entry
+
+namespace {
 
 // Scan or Exscan through the shared address space (out of line: the
 // Allreduce path stays as it was).
@@ -82,6 +90,10 @@ using Builder = coll::SchedulePtr (*)(const void*, void*, int, Datatype*, const 
     auto shm = build == coll::make_scan ? coll::shm::scan : coll::shm::exscan;
     return raise(c, shm(sendbuf, recvbuf, count, t, o, c, run.request));
 }
+
+}  // namespace
+
+namespace mpc::mpi::entry {
 
 // Allreduce, Scan, Exscan: same arguments. On an intercommunicator, each
 // group receives the reduction of the other group's data (Allreduce); Scan
@@ -186,7 +198,19 @@ int reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_
     return start(c, coll::make_reduce_scatter_block(sendbuf, recvbuf, recvcount, t, o, c), run);
 }
 
-}  // namespace
+int reduce_local(const void* inbuf, void* inoutbuf, int count, MPI_Datatype datatype, MPI_Op op) {
+    Datatype* t = nullptr;
+    Op* o = nullptr;
+    MPC_TRY(nullptr, check_data(inbuf, count, datatype, &t, "the input buffer"));
+    MPC_TRY(nullptr, check_data(inoutbuf, count, datatype, &t, "the inout buffer"));
+    MPC_TRY(nullptr, check_op(op, t, &o));
+    coll::reduce_local(inbuf, inoutbuf, count, t, o);
+    return MPI_SUCCESS;
+}
+
+}  // namespace mpc::mpi::entry
+
+using namespace mpc::mpi::entry;
 
 extern "C" {
 
@@ -273,13 +297,7 @@ int PMPI_Iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dat
 int PMPI_Reduce_local(const void* inbuf, void* inoutbuf, int count, MPI_Datatype datatype,
                       MPI_Op op) {
     MPC_ENTER_ACTIVE(Reduce_local);
-    Datatype* t = nullptr;
-    Op* o = nullptr;
-    MPC_TRY(nullptr, check_data(inbuf, count, datatype, &t, "the input buffer"));
-    MPC_TRY(nullptr, check_data(inoutbuf, count, datatype, &t, "the inout buffer"));
-    MPC_TRY(nullptr, check_op(op, t, &o));
-    coll::reduce_local(inbuf, inoutbuf, count, t, o);
-    return MPI_SUCCESS;
+    return reduce_local(inbuf, inoutbuf, count, datatype, op);
 }
 
 int PMPI_Op_create(MPI_User_function* user_fn, int commute, MPI_Op* op) {
@@ -287,6 +305,14 @@ int PMPI_Op_create(MPI_User_function* user_fn, int commute, MPI_Op* op) {
     if (!user_fn) return raise(nullptr, make_error(MPI_ERR_ARG, "user_fn is NULL"));
     if (!op) return raise(nullptr, make_error(MPI_ERR_ARG, "op is NULL"));
     *op = op_create(user_fn, commute != 0);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Op_create_c(MPI_User_function_c* user_fn, int commute, MPI_Op* op) {
+    MPC_ENTER_ACTIVE(Op_create_c);
+    if (!user_fn) return raise(nullptr, make_error(MPI_ERR_ARG, "user_fn is NULL"));
+    if (!op) return raise(nullptr, make_error(MPI_ERR_ARG, "op is NULL"));
+    *op = op_create_c(user_fn, commute != 0);
     return MPI_SUCCESS;
 }
 
@@ -372,6 +398,7 @@ MPC_WEAK(MPI_Exscan)
 MPC_WEAK(MPI_Iexscan)
 MPC_WEAK(MPI_Reduce_local)
 MPC_WEAK(MPI_Op_create)
+MPC_WEAK(MPI_Op_create_c)
 MPC_WEAK(MPI_Op_free)
 MPC_WEAK(MPI_Op_commutative)
 MPC_WEAK(MPI_Reduce_init)

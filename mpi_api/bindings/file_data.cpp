@@ -1,7 +1,10 @@
 // Data access on files (MPI 3.1 section 13.4): every read and write, in all
 // positionings (explicit offset, individual and shared file pointers, ordered),
-// blocking, nonblocking, collective and split collective. Argument checks,
-// then the I/O engine (mpi_api/io); errors go to the file's handler.
+// blocking, nonblocking, collective and split collective, with their
+// large-count (_c) forms (MPI 4.0): more elements than an int counts are one
+// element of a contiguous_c type for the engine (coll_large.hpp). Argument
+// checks, then the I/O engine (mpi_api/io); errors go to the file's handler.
+#include "coll_large.hpp"
 #include "io/io.hpp"
 #include "mpi_api/api.hpp"
 
@@ -19,10 +22,15 @@ int data_args(const void* buf, int count, MPI_Datatype datatype, Datatype** t) {
 }
 
 int data(RankState* me, MPI_File fh, io::Dir dir, io::Pos pos, bool collective, MPI_Offset offset,
-         const void* buf, int count, MPI_Datatype datatype, Mode mode, MPI_Status* status,
+         const void* buf, MPI_Count count_c, MPI_Datatype datatype_c, Mode mode, MPI_Status* status,
          MPI_Request* request) {
     io::File* f;
     if (int e = io::check_file(me, fh, &f)) return io::raise(me, nullptr, e);
+    // An int count as it is, or one element of a type of count_c elements.
+    const large::Described d(count_c, datatype_c);
+    if (d.error) return io::raise(me, f, d.error);
+    const int count = d.count;
+    const MPI_Datatype datatype = d.type;
     io::Access a;
     a.dir = dir;
     a.pos = pos;
@@ -102,6 +110,31 @@ MPC_FILE_PTR(read_ordered, R, Ord, true, B, void* buf, int count, MPI_Datatype d
              MPI_Status* status)
 MPC_FILE_PTR(write_ordered, W, Ord, true, B, const void* buf, int count, MPI_Datatype datatype,
              MPI_Status* status)
+// The large-count forms.
+MPC_FILE_AT(read_at_c, R, false, B, void* buf, MPI_Count count, MPI_Datatype datatype,
+            MPI_Status* status)
+MPC_FILE_AT(read_at_all_c, R, true, B, void* buf, MPI_Count count, MPI_Datatype datatype,
+            MPI_Status* status)
+MPC_FILE_AT(write_at_c, W, false, B, const void* buf, MPI_Count count, MPI_Datatype datatype,
+            MPI_Status* status)
+MPC_FILE_AT(write_at_all_c, W, true, B, const void* buf, MPI_Count count, MPI_Datatype datatype,
+            MPI_Status* status)
+MPC_FILE_PTR(read_c, R, Ind, false, B, void* buf, MPI_Count count, MPI_Datatype datatype,
+             MPI_Status* status)
+MPC_FILE_PTR(read_all_c, R, Ind, true, B, void* buf, MPI_Count count, MPI_Datatype datatype,
+             MPI_Status* status)
+MPC_FILE_PTR(write_c, W, Ind, false, B, const void* buf, MPI_Count count, MPI_Datatype datatype,
+             MPI_Status* status)
+MPC_FILE_PTR(write_all_c, W, Ind, true, B, const void* buf, MPI_Count count, MPI_Datatype datatype,
+             MPI_Status* status)
+MPC_FILE_PTR(read_shared_c, R, Sh, false, B, void* buf, MPI_Count count, MPI_Datatype datatype,
+             MPI_Status* status)
+MPC_FILE_PTR(write_shared_c, W, Sh, false, B, const void* buf, MPI_Count count,
+             MPI_Datatype datatype, MPI_Status* status)
+MPC_FILE_PTR(read_ordered_c, R, Ord, true, B, void* buf, MPI_Count count, MPI_Datatype datatype,
+             MPI_Status* status)
+MPC_FILE_PTR(write_ordered_c, W, Ord, true, B, const void* buf, MPI_Count count,
+             MPI_Datatype datatype, MPI_Status* status)
 #undef MPC_STATUS_ARG
 #undef MPC_REQUEST_ARG
 
@@ -127,6 +160,27 @@ MPC_FILE_PTR(iread_shared, R, Sh, false, NB, void* buf, int count, MPI_Datatype 
              MPI_Request* request)
 MPC_FILE_PTR(iwrite_shared, W, Sh, false, NB, const void* buf, int count, MPI_Datatype datatype,
              MPI_Request* request)
+// The large-count forms.
+MPC_FILE_AT(iread_at_c, R, false, NB, void* buf, MPI_Count count, MPI_Datatype datatype,
+            MPI_Request* request)
+MPC_FILE_AT(iwrite_at_c, W, false, NB, const void* buf, MPI_Count count, MPI_Datatype datatype,
+            MPI_Request* request)
+MPC_FILE_AT(iread_at_all_c, R, true, NB, void* buf, MPI_Count count, MPI_Datatype datatype,
+            MPI_Request* request)
+MPC_FILE_AT(iwrite_at_all_c, W, true, NB, const void* buf, MPI_Count count, MPI_Datatype datatype,
+            MPI_Request* request)
+MPC_FILE_PTR(iread_c, R, Ind, false, NB, void* buf, MPI_Count count, MPI_Datatype datatype,
+             MPI_Request* request)
+MPC_FILE_PTR(iwrite_c, W, Ind, false, NB, const void* buf, MPI_Count count, MPI_Datatype datatype,
+             MPI_Request* request)
+MPC_FILE_PTR(iread_all_c, R, Ind, true, NB, void* buf, MPI_Count count, MPI_Datatype datatype,
+             MPI_Request* request)
+MPC_FILE_PTR(iwrite_all_c, W, Ind, true, NB, const void* buf, MPI_Count count,
+             MPI_Datatype datatype, MPI_Request* request)
+MPC_FILE_PTR(iread_shared_c, R, Sh, false, NB, void* buf, MPI_Count count, MPI_Datatype datatype,
+             MPI_Request* request)
+MPC_FILE_PTR(iwrite_shared_c, W, Sh, false, NB, const void* buf, MPI_Count count,
+             MPI_Datatype datatype, MPI_Request* request)
 #undef MPC_STATUS_ARG
 #undef MPC_REQUEST_ARG
 
@@ -139,6 +193,18 @@ MPC_FILE_PTR(write_all_begin, W, Ind, true, Begin, const void* buf, int count,
              MPI_Datatype datatype)
 MPC_FILE_PTR(read_ordered_begin, R, Ord, true, Begin, void* buf, int count, MPI_Datatype datatype)
 MPC_FILE_PTR(write_ordered_begin, W, Ord, true, Begin, const void* buf, int count,
+             MPI_Datatype datatype)
+// The large-count forms.
+MPC_FILE_AT(read_at_all_begin_c, R, true, Begin, void* buf, MPI_Count count, MPI_Datatype datatype)
+MPC_FILE_AT(write_at_all_begin_c, W, true, Begin, const void* buf, MPI_Count count,
+            MPI_Datatype datatype)
+MPC_FILE_PTR(read_all_begin_c, R, Ind, true, Begin, void* buf, MPI_Count count,
+             MPI_Datatype datatype)
+MPC_FILE_PTR(write_all_begin_c, W, Ind, true, Begin, const void* buf, MPI_Count count,
+             MPI_Datatype datatype)
+MPC_FILE_PTR(read_ordered_begin_c, R, Ord, true, Begin, void* buf, MPI_Count count,
+             MPI_Datatype datatype)
+MPC_FILE_PTR(write_ordered_begin_c, W, Ord, true, Begin, const void* buf, MPI_Count count,
              MPI_Datatype datatype)
 #undef MPC_STATUS_ARG
 #undef MPC_REQUEST_ARG
@@ -186,3 +252,31 @@ MPC_WEAK(MPI_File_read_ordered_begin)
 MPC_WEAK(MPI_File_read_ordered_end)
 MPC_WEAK(MPI_File_write_ordered_begin)
 MPC_WEAK(MPI_File_write_ordered_end)
+MPC_WEAK(MPI_File_read_at_c)
+MPC_WEAK(MPI_File_read_at_all_c)
+MPC_WEAK(MPI_File_write_at_c)
+MPC_WEAK(MPI_File_write_at_all_c)
+MPC_WEAK(MPI_File_read_c)
+MPC_WEAK(MPI_File_read_all_c)
+MPC_WEAK(MPI_File_write_c)
+MPC_WEAK(MPI_File_write_all_c)
+MPC_WEAK(MPI_File_read_shared_c)
+MPC_WEAK(MPI_File_write_shared_c)
+MPC_WEAK(MPI_File_read_ordered_c)
+MPC_WEAK(MPI_File_write_ordered_c)
+MPC_WEAK(MPI_File_iread_at_c)
+MPC_WEAK(MPI_File_iwrite_at_c)
+MPC_WEAK(MPI_File_iread_at_all_c)
+MPC_WEAK(MPI_File_iwrite_at_all_c)
+MPC_WEAK(MPI_File_iread_c)
+MPC_WEAK(MPI_File_iwrite_c)
+MPC_WEAK(MPI_File_iread_all_c)
+MPC_WEAK(MPI_File_iwrite_all_c)
+MPC_WEAK(MPI_File_iread_shared_c)
+MPC_WEAK(MPI_File_iwrite_shared_c)
+MPC_WEAK(MPI_File_read_at_all_begin_c)
+MPC_WEAK(MPI_File_write_at_all_begin_c)
+MPC_WEAK(MPI_File_read_all_begin_c)
+MPC_WEAK(MPI_File_write_all_begin_c)
+MPC_WEAK(MPI_File_read_ordered_begin_c)
+MPC_WEAK(MPI_File_write_ordered_begin_c)

@@ -146,6 +146,18 @@ int PMPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint* exte
     return io::raise(me, f, io::type_extent(f, t, extent));
 }
 
+int PMPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count* extent) {
+    MPC_ENTER_ACTIVE(File_get_type_extent_c);
+    MPC_FILE(fh, f);
+    Datatype* t;
+    if (int e = check_type(datatype, &t, false)) return io::raise(me, f, e);
+    if (int e = check_not_null(extent, "extent")) return io::raise(me, f, e);
+    MPI_Aint x = 0;
+    int e = io::type_extent(f, t, &x);
+    if (!e) *extent = x;
+    return io::raise(me, f, e);
+}
+
 int PMPI_File_seek(MPI_File fh, MPI_Offset offset, int whence) {
     MPC_ENTER_ACTIVE(File_seek);
     MPC_FILE(fh, f);
@@ -266,6 +278,7 @@ MPC_WEAK(MPI_File_get_info)
 MPC_WEAK(MPI_File_set_view)
 MPC_WEAK(MPI_File_get_view)
 MPC_WEAK(MPI_File_get_type_extent)
+MPC_WEAK(MPI_File_get_type_extent_c)
 MPC_WEAK(MPI_File_seek)
 MPC_WEAK(MPI_File_get_position)
 MPC_WEAK(MPI_File_get_byte_offset)

@@ -96,7 +96,7 @@ int PMPI_Finalize(void) {
     // MPI_Buffer_detach (which also frees the rank's bookkeeping of it).
     if (me->bsend) {
         void* buffer = nullptr;
-        int size = 0;
+        MPI_Count size = 0;
         bsend_detach(me, &buffer, &size);
     }
     // Every rank reaches this point before any leaves MPI: no message can still

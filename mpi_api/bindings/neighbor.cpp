@@ -3,6 +3,7 @@
 #include "collectives/neighbor.hpp"
 
 #include "coll_checks.hpp"
+#include "coll_entry.hpp"
 #include "object_checks.hpp"
 #include "topo_checks.hpp"
 
@@ -54,6 +55,18 @@ int check_typed_blocks(const void* buf, size_t n, const int* counts, const MPI_A
     for (size_t k = 0; k < n; ++k)
         if (int e = check_block(buf, counts[k], types[k], &out[k])) return e;
     return MPI_SUCCESS;
+}
+
+}  // namespace
+
+namespace mpc::mpi::entry {
+
+bool neighbor_degrees(MPI_Comm comm, int* in, int* out) {
+    Target t;
+    if (check_target(comm, &t)) return false;
+    *in = static_cast<int>(t.in);
+    *out = static_cast<int>(t.out);
+    return true;
 }
 
 int neighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -136,7 +149,9 @@ int neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Ai
         run);
 }
 
-}  // namespace
+}  // namespace mpc::mpi::entry
+
+using namespace mpc::mpi::entry;
 
 extern "C" {
 

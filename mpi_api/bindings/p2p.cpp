@@ -1,7 +1,12 @@
-// Point-to-point: blocking, nonblocking and persistent sends and receives.
+// Point-to-point: blocking, nonblocking and persistent sends and receives, in
+// their int and large-count (_c, MPI 4.0) forms. Both forms run the same code
+// with an MPI_Count count: widening an int costs nothing, and the engine counts
+// bytes in size_t throughout.
+#include "mpi_api/p2p.hpp"
+
+#include <climits>
 #include <vector>
 
-#include "mpi_api/p2p.hpp"
 #include "requests.hpp"
 
 using namespace mpc::mpi;
@@ -12,8 +17,8 @@ namespace {
 // small message of a contiguous type to a rank of this node process goes into
 // a cell at once, without a request. Anything else, errors included, returns
 // false and takes the general path.
-bool send_now(RankState* me, const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
-              MPI_Comm comm) {
+bool send_now(RankState* me, const void* buf, MPI_Count count, MPI_Datatype datatype, int dest,
+              int tag, MPI_Comm comm) {
     Comm* c = comm_lookup(me, comm);
     const Datatype* t = datatype_lookup(datatype);
     return plain_p2p_args(c, t, buf, count, dest, tag, false) &&
@@ -21,7 +26,7 @@ bool send_now(RankState* me, const void* buf, int count, MPI_Datatype datatype, 
 }
 
 // Blocking send in any mode, on a request living on this stack frame.
-int blocking_send(RankState* me, const void* buf, int count, MPI_Datatype datatype, int dest,
+int blocking_send(RankState* me, const void* buf, MPI_Count count, MPI_Datatype datatype, int dest,
                   int tag, MPI_Comm comm, SendMode mode) {
     Request r;
     Comm* c;
@@ -33,7 +38,7 @@ int blocking_send(RankState* me, const void* buf, int count, MPI_Datatype dataty
     return raise(c, r.status.MPI_ERROR);
 }
 
-int nonblocking(RankState* me, Request::Kind kind, const void* buf, int count,
+int nonblocking(RankState* me, Request::Kind kind, const void* buf, MPI_Count count,
                 MPI_Datatype datatype, int peer, int tag, MPI_Comm comm, SendMode mode,
                 bool persistent, MPI_Request* request) {
     // Checked straight into a pool request (given back on an error): no
@@ -60,6 +65,59 @@ int nonblocking(RankState* me, Request::Kind kind, const void* buf, int count,
         return raise(c, e);
     }
     return MPI_SUCCESS;
+}
+
+int blocking_recv(RankState* me, void* buf, MPI_Count count, MPI_Datatype datatype, int source,
+                  int tag, MPI_Comm comm, MPI_Status* status) {
+    Request r;
+    Comm* c;
+    if (int e = setup_p2p(&r, me, Request::Kind::Recv, buf, count, datatype, source, tag, comm, &c))
+        return raise(c, e);
+    start_request(&r);
+    wait_complete(&r);
+    status_out(status, r.status);
+    return raise(c, r.status.MPI_ERROR);
+}
+
+int sendrecv(RankState* me, const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+             int dest, int sendtag, void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+             int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
+    Request rr, sr;
+    Comm* c;
+    if (int e = setup_p2p(&rr, me, Request::Kind::Recv, recvbuf, recvcount, recvtype, source,
+                          recvtag, comm, &c))
+        return raise(c, e);
+    if (int e = setup_p2p(&sr, me, Request::Kind::Send, sendbuf, sendcount, sendtype, dest, sendtag,
+                          comm, &c))
+        return raise(c, e);
+    start_request(&rr);
+    start_request(&sr);
+    wait_complete(&sr);
+    wait_complete(&rr);
+    status_out(status, rr.status);
+    if (sr.status.MPI_ERROR) return raise(c, sr.status.MPI_ERROR);
+    return raise(c, rr.status.MPI_ERROR);
+}
+
+int sendrecv_replace(RankState* me, void* buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                     int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
+    Request rr, sr;
+    Comm* c;
+    if (int e = setup_p2p(&rr, me, Request::Kind::Recv, buf, count, datatype, source, recvtag, comm,
+                          &c))
+        return raise(c, e);
+    // The outgoing data is packed aside first, since the receive overwrites buf.
+    std::vector<char> copy(static_cast<size_t>(count) * rr.type->size);
+    pack(buf, static_cast<size_t>(count), *rr.type, 0, copy.data(), copy.size());
+    if (int e = setup_p2p(&sr, me, Request::Kind::Send, copy.data(),
+                          static_cast<MPI_Count>(copy.size()), MPI_BYTE, dest, sendtag, comm, &c))
+        return raise(c, e);
+    start_request(&rr);
+    start_request(&sr);
+    wait_complete(&sr);
+    wait_complete(&rr);
+    status_out(status, rr.status);
+    return raise(c, rr.status.MPI_ERROR);
 }
 
 }  // namespace
@@ -101,6 +159,22 @@ int PMPI_Buffer_detach(void* buffer_addr, int* size) {
     MPC_ENTER_ACTIVE(Buffer_detach);
     if (!buffer_addr || !size)
         return raise(nullptr, make_error(MPI_ERR_ARG, "buffer_addr or size is NULL"));
+    MPI_Count n = 0;
+    int e = bsend_detach(me, buffer_addr, &n);
+    // A buffer attached with MPI_Buffer_attach_c may be larger than an int.
+    *size = n > INT_MAX ? MPI_UNDEFINED : static_cast<int>(n);
+    return raise(nullptr, e);
+}
+
+int PMPI_Buffer_attach_c(void* buffer, MPI_Count size) {
+    MPC_ENTER_ACTIVE(Buffer_attach_c);
+    return raise(nullptr, bsend_attach(me, buffer, size));
+}
+
+int PMPI_Buffer_detach_c(void* buffer_addr, MPI_Count* size) {
+    MPC_ENTER_ACTIVE(Buffer_detach_c);
+    if (!buffer_addr || !size)
+        return raise(nullptr, make_error(MPI_ERR_ARG, "buffer_addr or size is NULL"));
     return raise(nullptr, bsend_detach(me, buffer_addr, size));
 }
 
@@ -135,15 +209,7 @@ int PMPI_Ibsend(const void* buf, int count, MPI_Datatype datatype, int dest, int
 int PMPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
               MPI_Status* status) {
     MPC_ENTER_ACTIVE(Recv);
-    Request r;
-    Comm* c;
-    if (int e = setup_p2p(&r, me, Request::Kind::Recv, buf, count, datatype, source, tag, comm,
-                          &c))
-        return raise(c, e);
-    start_request(&r);
-    wait_complete(&r);
-    status_out(status, r.status);
-    return raise(c, r.status.MPI_ERROR);
+    return blocking_recv(me, buf, count, datatype, source, tag, comm, status);
 }
 
 int PMPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
@@ -153,47 +219,18 @@ int PMPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag,
                        SendMode::Standard, false, request);
 }
 
-int PMPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
-                  int sendtag, void* recvbuf, int recvcount, MPI_Datatype recvtype, int source,
-                  int recvtag, MPI_Comm comm, MPI_Status* status) {
+int PMPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                  void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                  MPI_Comm comm, MPI_Status* status) {
     MPC_ENTER_ACTIVE(Sendrecv);
-    Request rr, sr;
-    Comm* c;
-    if (int e = setup_p2p(&rr, me, Request::Kind::Recv, recvbuf, recvcount, recvtype, source,
-                          recvtag, comm, &c))
-        return raise(c, e);
-    if (int e = setup_p2p(&sr, me, Request::Kind::Send, sendbuf, sendcount, sendtype, dest,
-                          sendtag, comm, &c))
-        return raise(c, e);
-    start_request(&rr);
-    start_request(&sr);
-    wait_complete(&sr);
-    wait_complete(&rr);
-    status_out(status, rr.status);
-    if (sr.status.MPI_ERROR) return raise(c, sr.status.MPI_ERROR);
-    return raise(c, rr.status.MPI_ERROR);
+    return sendrecv(me, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+                    source, recvtag, comm, status);
 }
 
 int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag,
                           int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
     MPC_ENTER_ACTIVE(Sendrecv_replace);
-    Request rr, sr;
-    Comm* c;
-    if (int e = setup_p2p(&rr, me, Request::Kind::Recv, buf, count, datatype, source, recvtag,
-                          comm, &c))
-        return raise(c, e);
-    // The outgoing data is packed aside first, since the receive overwrites buf.
-    std::vector<char> copy(static_cast<size_t>(count) * rr.type->size);
-    pack(buf, static_cast<size_t>(count), *rr.type, 0, copy.data(), copy.size());
-    if (int e = setup_p2p(&sr, me, Request::Kind::Send, copy.data(), static_cast<int>(copy.size()),
-                          MPI_BYTE, dest, sendtag, comm, &c))
-        return raise(c, e);
-    start_request(&rr);
-    start_request(&sr);
-    wait_complete(&sr);
-    wait_complete(&rr);
-    status_out(status, rr.status);
-    return raise(c, rr.status.MPI_ERROR);
+    return sendrecv_replace(me, buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
 }
 
 int PMPI_Send_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
@@ -260,6 +297,75 @@ int PMPI_Startall(int count, MPI_Request array_of_requests[]) {
     return MPI_SUCCESS;
 }
 
+// ---- Large-count forms (MPI 4.0): the same code with MPI_Count counts ----
+
+int PMPI_Send_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                MPI_Comm comm) {
+    MPC_ENTER_ACTIVE(Send_c);
+    if (send_now(me, buf, count, datatype, dest, tag, comm)) return MPI_SUCCESS;
+    return blocking_send(me, buf, count, datatype, dest, tag, comm, SendMode::Standard);
+}
+
+int PMPI_Ssend_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                 MPI_Comm comm) {
+    MPC_ENTER_ACTIVE(Ssend_c);
+    return blocking_send(me, buf, count, datatype, dest, tag, comm, SendMode::Synchronous);
+}
+
+int PMPI_Rsend_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                 MPI_Comm comm) {
+    MPC_ENTER_ACTIVE(Rsend_c);
+    if (send_now(me, buf, count, datatype, dest, tag, comm)) return MPI_SUCCESS;
+    return blocking_send(me, buf, count, datatype, dest, tag, comm, SendMode::Ready);
+}
+
+int PMPI_Bsend_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                 MPI_Comm comm) {
+    MPC_ENTER_ACTIVE(Bsend_c);
+    return blocking_send(me, buf, count, datatype, dest, tag, comm, SendMode::Buffered);
+}
+
+int PMPI_Recv_c(void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                MPI_Comm comm, MPI_Status* status) {
+    MPC_ENTER_ACTIVE(Recv_c);
+    return blocking_recv(me, buf, count, datatype, source, tag, comm, status);
+}
+
+int PMPI_Sendrecv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+                    int sendtag, void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                    int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
+    MPC_ENTER_ACTIVE(Sendrecv_c);
+    return sendrecv(me, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+                    source, recvtag, comm, status);
+}
+
+int PMPI_Sendrecv_replace_c(void* buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                            int sendtag, int source, int recvtag, MPI_Comm comm,
+                            MPI_Status* status) {
+    MPC_ENTER_ACTIVE(Sendrecv_replace_c);
+    return sendrecv_replace(me, buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
+}
+
+// Nonblocking and persistent: (name, kind, mode, persistent).
+#define MPC_P2P_REQUEST_C(Name, K, Mode, Persistent, Const)                                     \
+    int PMPI_##Name(Const void* buf, MPI_Count count, MPI_Datatype datatype, int peer, int tag, \
+                    MPI_Comm comm, MPI_Request* request) {                                      \
+        MPC_ENTER_ACTIVE(Name);                                                                 \
+        return nonblocking(me, Request::Kind::K, buf, count, datatype, peer, tag, comm,         \
+                           SendMode::Mode, Persistent, request);                                \
+    }
+MPC_P2P_REQUEST_C(Isend_c, Send, Standard, false, const)
+MPC_P2P_REQUEST_C(Issend_c, Send, Synchronous, false, const)
+MPC_P2P_REQUEST_C(Irsend_c, Send, Ready, false, const)
+MPC_P2P_REQUEST_C(Ibsend_c, Send, Buffered, false, const)
+MPC_P2P_REQUEST_C(Irecv_c, Recv, Standard, false, )
+MPC_P2P_REQUEST_C(Send_init_c, Send, Standard, true, const)
+MPC_P2P_REQUEST_C(Ssend_init_c, Send, Synchronous, true, const)
+MPC_P2P_REQUEST_C(Rsend_init_c, Send, Ready, true, const)
+MPC_P2P_REQUEST_C(Bsend_init_c, Send, Buffered, true, const)
+MPC_P2P_REQUEST_C(Recv_init_c, Recv, Standard, true, )
+#undef MPC_P2P_REQUEST_C
+
 }  // extern "C"
 
 MPC_WEAK(MPI_Send)
@@ -283,3 +389,22 @@ MPC_WEAK(MPI_Bsend_init)
 MPC_WEAK(MPI_Recv_init)
 MPC_WEAK(MPI_Start)
 MPC_WEAK(MPI_Startall)
+MPC_WEAK(MPI_Send_c)
+MPC_WEAK(MPI_Ssend_c)
+MPC_WEAK(MPI_Rsend_c)
+MPC_WEAK(MPI_Bsend_c)
+MPC_WEAK(MPI_Buffer_attach_c)
+MPC_WEAK(MPI_Buffer_detach_c)
+MPC_WEAK(MPI_Isend_c)
+MPC_WEAK(MPI_Issend_c)
+MPC_WEAK(MPI_Irsend_c)
+MPC_WEAK(MPI_Ibsend_c)
+MPC_WEAK(MPI_Recv_c)
+MPC_WEAK(MPI_Irecv_c)
+MPC_WEAK(MPI_Sendrecv_c)
+MPC_WEAK(MPI_Sendrecv_replace_c)
+MPC_WEAK(MPI_Send_init_c)
+MPC_WEAK(MPI_Ssend_init_c)
+MPC_WEAK(MPI_Rsend_init_c)
+MPC_WEAK(MPI_Bsend_init_c)
+MPC_WEAK(MPI_Recv_init_c)

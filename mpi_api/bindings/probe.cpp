@@ -1,4 +1,5 @@
-// Probing and matched receives (Probe, Iprobe, Mprobe, Improbe, Mrecv, Imrecv).
+// Probing and matched receives (Probe, Iprobe, Mprobe, Improbe, Mrecv, Imrecv;
+// the last two also in their large-count forms).
 #include "mpi_api/handles.hpp"
 #include "mpi_api/p2p.hpp"
 #include "mpi_api/progress.hpp"
@@ -56,7 +57,7 @@ int unwrap(RankState* me, MPI_Message* message, Incoming** m) {
     return MPI_SUCCESS;
 }
 
-int setup_mrecv(RankState* me, Request* r, void* buf, int count, MPI_Datatype datatype) {
+int setup_mrecv(RankState* me, Request* r, void* buf, MPI_Count count, MPI_Datatype datatype) {
     Datatype* t;
     if (int e = check_count(count)) return e;
     if (int e = check_type(datatype, &t)) return e;
@@ -67,6 +68,46 @@ int setup_mrecv(RankState* me, Request* r, void* buf, int count, MPI_Datatype da
     r->buf = buf;
     r->count = count;
     r->type = t;
+    return MPI_SUCCESS;
+}
+
+// MPI_Mrecv and MPI_Imrecv, int and large-count forms.
+int mrecv(RankState* me, void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Message* message,
+          MPI_Status* status) {
+    Request r;
+    if (int e = setup_mrecv(me, &r, buf, count, datatype)) return raise(nullptr, e);
+    Incoming* m;
+    if (int e = unwrap(me, message, &m)) return raise(nullptr, e);
+    if (!m) {
+        proc_null_status(status);
+        return MPI_SUCCESS;
+    }
+    p2p_receive_taken(m, &r);
+    wait_complete(&r);
+    status_out(status, r.status);
+    return raise(nullptr, r.status.MPI_ERROR);
+}
+
+int imrecv(RankState* me, void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Message* message,
+           MPI_Request* request) {
+    Request tmp;
+    if (int e = setup_mrecv(me, &tmp, buf, count, datatype)) return raise(nullptr, e);
+    if (!request) return raise(nullptr, make_error(MPI_ERR_ARG, "request is NULL"));
+    Incoming* m;
+    if (int e = unwrap(me, message, &m)) return raise(nullptr, e);
+    Request* r = request_allocate(Request::Kind::Recv, me, &me->world);
+    r->buf = tmp.buf;
+    r->count = tmp.count;
+    r->type = tmp.type;
+    r->held_type = datatype_retain(tmp.type);
+    r->active = true;
+    *request = r->handle;
+    if (!m) {
+        set_status(&r->status, MPI_PROC_NULL, MPI_ANY_TAG, 0);
+        complete(r);
+        return MPI_SUCCESS;
+    }
+    p2p_receive_taken(m, r);
     return MPI_SUCCESS;
 }
 
@@ -145,42 +186,25 @@ int PMPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* mes
 int PMPI_Mrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message,
                MPI_Status* status) {
     MPC_ENTER_ACTIVE(Mrecv);
-    Request r;
-    if (int e = setup_mrecv(me, &r, buf, count, datatype)) return raise(nullptr, e);
-    Incoming* m;
-    if (int e = unwrap(me, message, &m)) return raise(nullptr, e);
-    if (!m) {
-        proc_null_status(status);
-        return MPI_SUCCESS;
-    }
-    p2p_receive_taken(m, &r);
-    wait_complete(&r);
-    status_out(status, r.status);
-    return raise(nullptr, r.status.MPI_ERROR);
+    return mrecv(me, buf, count, datatype, message, status);
 }
 
 int PMPI_Imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message,
                 MPI_Request* request) {
     MPC_ENTER_ACTIVE(Imrecv);
-    Request tmp;
-    if (int e = setup_mrecv(me, &tmp, buf, count, datatype)) return raise(nullptr, e);
-    if (!request) return raise(nullptr, make_error(MPI_ERR_ARG, "request is NULL"));
-    Incoming* m;
-    if (int e = unwrap(me, message, &m)) return raise(nullptr, e);
-    Request* r = request_allocate(Request::Kind::Recv, me, &me->world);
-    r->buf = tmp.buf;
-    r->count = tmp.count;
-    r->type = tmp.type;
-    r->held_type = datatype_retain(tmp.type);
-    r->active = true;
-    *request = r->handle;
-    if (!m) {
-        set_status(&r->status, MPI_PROC_NULL, MPI_ANY_TAG, 0);
-        complete(r);
-        return MPI_SUCCESS;
-    }
-    p2p_receive_taken(m, r);
-    return MPI_SUCCESS;
+    return imrecv(me, buf, count, datatype, message, request);
+}
+
+int PMPI_Mrecv_c(void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Message* message,
+                 MPI_Status* status) {
+    MPC_ENTER_ACTIVE(Mrecv_c);
+    return mrecv(me, buf, count, datatype, message, status);
+}
+
+int PMPI_Imrecv_c(void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Message* message,
+                  MPI_Request* request) {
+    MPC_ENTER_ACTIVE(Imrecv_c);
+    return imrecv(me, buf, count, datatype, message, request);
 }
 
 }  // extern "C"
@@ -191,3 +215,5 @@ MPC_WEAK(MPI_Mprobe)
 MPC_WEAK(MPI_Improbe)
 MPC_WEAK(MPI_Mrecv)
 MPC_WEAK(MPI_Imrecv)
+MPC_WEAK(MPI_Mrecv_c)
+MPC_WEAK(MPI_Imrecv_c)

@@ -11,7 +11,7 @@
 
 namespace mpc::mpi {
 
-int check_p2p(Request::Kind kind, const void* buf, int count, MPI_Datatype datatype, int peer,
+int check_p2p(Request::Kind kind, const void* buf, MPI_Count count, MPI_Datatype datatype, int peer,
               int tag, MPI_Comm comm, Comm** comm_out, Datatype** type_out) {
     Comm* c = nullptr;
     *comm_out = nullptr;
@@ -141,7 +141,7 @@ int bsend_start(Request* r) {
 
     pack(r->buf, static_cast<size_t>(r->count), *r->type, 0, block, bytes);
     inner->buf = block;
-    inner->count = static_cast<int>(bytes);
+    inner->count = static_cast<MPI_Count>(bytes);
     inner->type = datatype_lookup(MPI_BYTE);
     inner->peer = r->peer;
     inner->tag = r->tag;
@@ -154,8 +154,8 @@ int bsend_start(Request* r) {
     return MPI_SUCCESS;
 }
 
-int bsend_attach(RankState* me, void* buffer, int size) {
-    if (size < 0) return make_error(MPI_ERR_ARG, "negative buffer size %d", size);
+int bsend_attach(RankState* me, void* buffer, MPI_Count size) {
+    if (size < 0) return make_error(MPI_ERR_ARG, "negative buffer size %lld", size);
     if (!buffer && size > 0) return make_error(MPI_ERR_BUFFER, "NULL buffer");
     if (me->bsend) return make_error(MPI_ERR_BUFFER, "a buffer is already attached");
     me->bsend = new BsendBuffer();
@@ -164,7 +164,7 @@ int bsend_attach(RankState* me, void* buffer, int size) {
     return MPI_SUCCESS;
 }
 
-int bsend_detach(RankState* me, void* buffer_addr, int* size) {
+int bsend_detach(RankState* me, void* buffer_addr, MPI_Count* size) {
     BsendBuffer* b = me->bsend;
     if (!b) {
         *static_cast<void**>(buffer_addr) = nullptr;
@@ -182,7 +182,7 @@ int bsend_detach(RankState* me, void* buffer_addr, int* size) {
         wait_complete(pending);
     }
     *static_cast<void**>(buffer_addr) = b->base;
-    *size = static_cast<int>(b->size);
+    *size = static_cast<MPI_Count>(b->size);
     delete b;  // no block left: nothing refers to it
     me->bsend = nullptr;
     return MPI_SUCCESS;

@@ -16,8 +16,8 @@ namespace mpc::mpi {
 // wildcard for receives), recognised in a few compares. False means "look
 // closer" (check_p2p), not "wrong": MPI_BOTTOM, PROC_NULL and derived types
 // that are not contiguous are valid too.
-inline bool plain_p2p_args(const Comm* c, const Datatype* t, const void* buf, int count, int peer,
-                           int tag, bool recv) {
+inline bool plain_p2p_args(const Comm* c, const Datatype* t, const void* buf, MPI_Count count,
+                           int peer, int tag, bool recv) {
     if (!c || !t || !t->committed || !t->contiguous || count < 0 || (!buf && count)) return false;
     if (!count_fits(count, *t)) return false;
     const bool peer_ok = peer >= 0 ? peer < c->remote_size() : recv && peer == MPI_ANY_SOURCE;
@@ -28,13 +28,15 @@ inline bool plain_p2p_args(const Comm* c, const Datatype* t, const void* buf, in
 // Every check of a point-to-point call's arguments, in the order MPI users
 // expect errors reported; on error returns the code and sets *comm_out to the
 // communicator to raise it on (may be null).
-int check_p2p(Request::Kind kind, const void* buf, int count, MPI_Datatype datatype, int peer,
+int check_p2p(Request::Kind kind, const void* buf, MPI_Count count, MPI_Datatype datatype, int peer,
               int tag, MPI_Comm comm, Comm** comm_out, Datatype** type_out);
 
 // Checks the arguments of a point-to-point call and fills r. On error returns
 // the code and sets *comm_out to the communicator to raise it on (may be null).
-inline int setup_p2p(Request* r, RankState* me, Request::Kind kind, const void* buf, int count,
-                     MPI_Datatype datatype, int peer, int tag, MPI_Comm comm, Comm** comm_out) {
+// count is MPI_Count for both the int calls and their large-count (_c) forms.
+inline int setup_p2p(Request* r, RankState* me, Request::Kind kind, const void* buf,
+                     MPI_Count count, MPI_Datatype datatype, int peer, int tag, MPI_Comm comm,
+                     Comm** comm_out) {
     Comm* c = comm_lookup(me, comm);
     Datatype* t = datatype_lookup(datatype);
     *comm_out = c;
@@ -54,8 +56,9 @@ inline int setup_p2p(Request* r, RankState* me, Request::Kind kind, const void* 
 
 // Buffered sends (MPI_Buffer_attach/detach, Bsend, Ibsend, Bsend_init).
 int bsend_start(Request* r);
-int bsend_attach(RankState* me, void* buffer, int size);
-int bsend_detach(RankState* me, void* buffer_addr, int* size);
+int bsend_attach(RankState* me, void* buffer, MPI_Count size);
+// *size: the attached size (the int form checks that it fits an int).
+int bsend_detach(RankState* me, void* buffer_addr, MPI_Count* size);
 
 // Completes r at once: its peer is MPI_PROC_NULL.
 void start_null(Request* r);

@@ -1,7 +1,8 @@
 // One-sided communication calls (MPI 3.1 sections 11.3 to 11.5): Put, Get,
-// the accumulates and their request-based forms, and the synchronisation
-// calls. Argument checks here; epochs, ranges and the data movement in the
+// the accumulates and their request-based forms (and their large-count _c
+// forms, MPI 4.0), and the synchronisation calls. Argument checks here; epochs, ranges and the data movement in the
 // one-sided engine (mpi_api/rma).
+#include "coll_large.hpp"
 #include "object_checks.hpp"
 #include "win_checks.hpp"
 
@@ -360,6 +361,143 @@ int PMPI_Win_sync(MPI_Win win) {
     return rma::raise(w, rma::sync(w));
 }
 
+// ---- Large-count forms (MPI 4.0) ------------------------------------------------------
+// Counts that fit an int take the int path; more elements than that travel as
+// one element of a contiguous_c type (coll_large.hpp), on both sides.
+
+}  // extern "C"
+
+namespace {
+
+// An error of a _c call found before the int path ran: on the window's handler.
+int win_error(RankState* me, MPI_Win win, int code) {
+    rma::Win* w = nullptr;
+    if (int e = check_win(me, win, &w)) return raise(nullptr, e);
+    return rma::raise(w, code);
+}
+
+using mpc::mpi::large::Described;
+
+int first_error(const Described& a, const Described& b, const Described& c) {
+    return a.error ? a.error : b.error ? b.error : c.error;
+}
+
+int put_c(RankState* me, const void* origin_addr, MPI_Count origin_count,
+          MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+          MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win,
+          MPI_Request* request) {
+    Described o(origin_count, origin_datatype), t(target_count, target_datatype);
+    if (int e = first_error(o, t, t)) return win_error(me, win, e);
+    return put(me, origin_addr, o.count, o.type, target_rank, target_disp, t.count, t.type, win,
+               request);
+}
+
+int get_c(RankState* me, void* origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+          int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+          MPI_Datatype target_datatype, MPI_Win win, MPI_Request* request) {
+    Described o(origin_count, origin_datatype), t(target_count, target_datatype);
+    if (int e = first_error(o, t, t)) return win_error(me, win, e);
+    return get(me, origin_addr, o.count, o.type, target_rank, target_disp, t.count, t.type, win,
+               request);
+}
+
+int accumulate_c(RankState* me, const void* origin_addr, MPI_Count origin_count,
+                 MPI_Datatype origin_datatype, void* result_addr, MPI_Count result_count,
+                 MPI_Datatype result_datatype, bool fetch, int target_rank, MPI_Aint target_disp,
+                 MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                 MPI_Request* request) {
+    Described o(origin_count, origin_datatype), r(result_count, result_datatype),
+        t(target_count, target_datatype);
+    if (int e = first_error(o, r, t)) return win_error(me, win, e);
+    return accumulate(me, origin_addr, o.count, o.type, result_addr, r.count, r.type, fetch,
+                      target_rank, target_disp, t.count, t.type, op, win, request);
+}
+
+}  // namespace
+
+extern "C" {
+
+int PMPI_Put_c(const void* origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+               int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+               MPI_Datatype target_datatype, MPI_Win win) {
+    MPC_ENTER_ACTIVE(Put_c);
+    return put_c(me, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                 target_count, target_datatype, win, nullptr);
+}
+
+int PMPI_Rput_c(const void* origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                MPI_Datatype target_datatype, MPI_Win win, MPI_Request* request) {
+    MPC_ENTER_ACTIVE(Rput_c);
+    if (int e = check_request(request)) return raise(nullptr, e);
+    return put_c(me, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                 target_count, target_datatype, win, request);
+}
+
+int PMPI_Get_c(void* origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+               int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+               MPI_Datatype target_datatype, MPI_Win win) {
+    MPC_ENTER_ACTIVE(Get_c);
+    return get_c(me, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                 target_count, target_datatype, win, nullptr);
+}
+
+int PMPI_Rget_c(void* origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                MPI_Datatype target_datatype, MPI_Win win, MPI_Request* request) {
+    MPC_ENTER_ACTIVE(Rget_c);
+    if (int e = check_request(request)) return raise(nullptr, e);
+    return get_c(me, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                 target_count, target_datatype, win, request);
+}
+
+int PMPI_Accumulate_c(const void* origin_addr, MPI_Count origin_count,
+                      MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+                      MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
+                      MPI_Win win) {
+    MPC_ENTER_ACTIVE(Accumulate_c);
+    if (op == MPI_NO_OP) return no_op_error(me, win);
+    return accumulate_c(me, origin_addr, origin_count, origin_datatype, nullptr, 0,
+                        MPI_DATATYPE_NULL, false, target_rank, target_disp, target_count,
+                        target_datatype, op, win, nullptr);
+}
+
+int PMPI_Raccumulate_c(const void* origin_addr, MPI_Count origin_count,
+                       MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+                       MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
+                       MPI_Win win, MPI_Request* request) {
+    MPC_ENTER_ACTIVE(Raccumulate_c);
+    if (op == MPI_NO_OP) return no_op_error(me, win);
+    if (int e = check_request(request)) return raise(nullptr, e);
+    return accumulate_c(me, origin_addr, origin_count, origin_datatype, nullptr, 0,
+                        MPI_DATATYPE_NULL, false, target_rank, target_disp, target_count,
+                        target_datatype, op, win, request);
+}
+
+int PMPI_Get_accumulate_c(const void* origin_addr, MPI_Count origin_count,
+                          MPI_Datatype origin_datatype, void* result_addr, MPI_Count result_count,
+                          MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
+                          MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
+                          MPI_Win win) {
+    MPC_ENTER_ACTIVE(Get_accumulate_c);
+    return accumulate_c(me, origin_addr, origin_count, origin_datatype, result_addr, result_count,
+                        result_datatype, true, target_rank, target_disp, target_count,
+                        target_datatype, op, win, nullptr);
+}
+
+int PMPI_Rget_accumulate_c(const void* origin_addr, MPI_Count origin_count,
+                           MPI_Datatype origin_datatype, void* result_addr,
+                           MPI_Count result_count, MPI_Datatype result_datatype, int target_rank,
+                           MPI_Aint target_disp, MPI_Count target_count,
+                           MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                           MPI_Request* request) {
+    MPC_ENTER_ACTIVE(Rget_accumulate_c);
+    if (int e = check_request(request)) return raise(nullptr, e);
+    return accumulate_c(me, origin_addr, origin_count, origin_datatype, result_addr, result_count,
+                        result_datatype, true, target_rank, target_disp, target_count,
+                        target_datatype, op, win, request);
+}
+
 }  // extern "C"
 
 MPC_WEAK(MPI_Put)
@@ -387,3 +525,11 @@ MPC_WEAK(MPI_Win_flush_all)
 MPC_WEAK(MPI_Win_flush_local)
 MPC_WEAK(MPI_Win_flush_local_all)
 MPC_WEAK(MPI_Win_sync)
+MPC_WEAK(MPI_Put_c)
+MPC_WEAK(MPI_Rput_c)
+MPC_WEAK(MPI_Get_c)
+MPC_WEAK(MPI_Rget_c)
+MPC_WEAK(MPI_Accumulate_c)
+MPC_WEAK(MPI_Raccumulate_c)
+MPC_WEAK(MPI_Get_accumulate_c)
+MPC_WEAK(MPI_Rget_accumulate_c)

@@ -1,4 +1,6 @@
-// Status queries and the datatype queries available to every program.
+// Status queries and the datatype queries available to every program, with
+// their large-count forms (MPI 4.0). An int result that cannot hold the value
+// is MPI_UNDEFINED (MPI 4.0 sections 3.2.5 and 5.1.5).
 #include <cstring>
 
 #include "mpi_api/api.hpp"
@@ -26,6 +28,9 @@ int elements_of(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* out,
     *out = type_elements_in(*t, bytes);
     return MPI_SUCCESS;
 }
+
+// MPI_Status_set_elements_x and _c.
+int set_elements(MPI_Status* status, MPI_Datatype datatype, MPI_Count count);
 
 int clamp_int(MPI_Count v) {
     if (v == MPI_UNDEFINED) return MPI_UNDEFINED;
@@ -67,6 +72,31 @@ int PMPI_Status_set_elements(MPI_Status* status, MPI_Datatype datatype, int coun
 
 int PMPI_Status_set_elements_x(MPI_Status* status, MPI_Datatype datatype, MPI_Count count) {
     MPC_ENTER_ACTIVE(Status_set_elements_x);
+    return set_elements(status, datatype, count);
+}
+
+int PMPI_Get_count_c(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count) {
+    MPC_ENTER_ACTIVE(Get_count_c);
+    if (!count) return raise(nullptr, make_error(MPI_ERR_ARG, "count is NULL"));
+    return raise(nullptr, elements_of(status, datatype, count, true));
+}
+
+int PMPI_Get_elements_c(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count) {
+    MPC_ENTER_ACTIVE(Get_elements_c);
+    if (!count) return raise(nullptr, make_error(MPI_ERR_ARG, "count is NULL"));
+    return raise(nullptr, elements_of(status, datatype, count, false));
+}
+
+int PMPI_Status_set_elements_c(MPI_Status* status, MPI_Datatype datatype, MPI_Count count) {
+    MPC_ENTER_ACTIVE(Status_set_elements_c);
+    return set_elements(status, datatype, count);
+}
+
+}  // extern "C"
+
+namespace {
+
+int set_elements(MPI_Status* status, MPI_Datatype datatype, MPI_Count count) {
     if (!status || status == MPI_STATUS_IGNORE)
         return raise(nullptr, make_error(MPI_ERR_ARG, "status is NULL"));
     if (count < 0) return raise(nullptr, make_error(MPI_ERR_COUNT, "negative count"));
@@ -80,6 +110,10 @@ int PMPI_Status_set_elements_x(MPI_Status* status, MPI_Datatype datatype, MPI_Co
     status->mpc_count = bytes;
     return MPI_SUCCESS;
 }
+
+}  // namespace
+
+extern "C" {
 
 int PMPI_Status_set_cancelled(MPI_Status* status, int flag) {
     MPC_ENTER_ACTIVE(Status_set_cancelled);
@@ -100,6 +134,15 @@ int PMPI_Type_size(MPI_Datatype datatype, int* size) {
 
 int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count* size) {
     MPC_ENTER_ACTIVE(Type_size_x);
+    if (!size) return raise(nullptr, make_error(MPI_ERR_ARG, "size is NULL"));
+    Datatype* t;
+    if (int e = check_type(datatype, &t, false)) return raise(nullptr, e);
+    *size = static_cast<MPI_Count>(t->size);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count* size) {
+    MPC_ENTER_ACTIVE(Type_size_c);
     if (!size) return raise(nullptr, make_error(MPI_ERR_ARG, "size is NULL"));
     Datatype* t;
     if (int e = check_type(datatype, &t, false)) return raise(nullptr, e);
@@ -131,3 +174,7 @@ MPC_WEAK(MPI_Status_set_cancelled)
 MPC_WEAK(MPI_Type_size)
 MPC_WEAK(MPI_Type_size_x)
 MPC_WEAK(MPI_Type_get_name)
+MPC_WEAK(MPI_Get_count_c)
+MPC_WEAK(MPI_Get_elements_c)
+MPC_WEAK(MPI_Status_set_elements_c)
+MPC_WEAK(MPI_Type_size_c)

@@ -1,5 +1,5 @@
-// Datatype constructors: handle checks, then the core constructors
-// (mpi_api/datatype.hpp), which check the other arguments.
+// Datatype constructors and their large-count forms: handle checks, then the
+// core constructors (mpi_api/datatype.hpp), which check the other arguments.
 #include <vector>
 
 #include "mpi_api/api.hpp"
@@ -21,6 +21,17 @@ int inputs(MPI_Datatype oldtype, MPI_Datatype* newtype, Datatype** old) {
 int deliver(int err, Datatype* const& t, MPI_Datatype* newtype) {
     if (err) return raise(nullptr, err);
     *newtype = t->handle;
+    return MPI_SUCCESS;
+}
+
+// MPI_Type_create_struct and _c: the component types' handles.
+int struct_types(MPI_Count count, const MPI_Datatype* array_of_types, MPI_Datatype* newtype,
+                 std::vector<Datatype*>& types) {
+    if (!newtype) return make_error(MPI_ERR_ARG, "newtype is NULL");
+    if (count > 0 && !array_of_types) return make_error(MPI_ERR_ARG, "array_of_types is NULL");
+    types.resize(count > 0 ? static_cast<size_t>(count) : 0);
+    for (size_t i = 0; i < types.size(); ++i)
+        if (int e = check_type(array_of_types[i], &types[i], false)) return e;
     return MPI_SUCCESS;
 }
 
@@ -94,12 +105,8 @@ int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
                             const MPI_Aint array_of_displacements[],
                             const MPI_Datatype array_of_types[], MPI_Datatype* newtype) {
     MPC_ENTER_ACTIVE(Type_create_struct);
-    if (!newtype) return raise(nullptr, make_error(MPI_ERR_ARG, "newtype is NULL"));
-    if (count > 0 && !array_of_types)
-        return raise(nullptr, make_error(MPI_ERR_ARG, "array_of_types is NULL"));
-    std::vector<Datatype*> types(count > 0 ? static_cast<size_t>(count) : 0);
-    for (size_t i = 0; i < types.size(); ++i)
-        if (int e = check_type(array_of_types[i], &types[i], false)) return raise(nullptr, e);
+    std::vector<Datatype*> types;
+    if (int e = struct_types(count, array_of_types, newtype, types)) return raise(nullptr, e);
     Datatype* t = nullptr;
     return deliver(
         type_struct(count, array_of_blocklengths, array_of_displacements, types.data(), &t), t,
@@ -166,6 +173,71 @@ int PMPI_Type_create_f90_integer(int r, MPI_Datatype* newtype) {
     return deliver(type_create_f90(MPI_COMBINER_F90_INTEGER, MPI_UNDEFINED, r, &t), t, newtype);
 }
 
+// ---- Large-count forms (MPI 4.0) -------------------------------------------
+
+// Name(params) -> core call, for the constructors built on one oldtype.
+#define MPC_TYPE_C(Name, Params, Call)                                        \
+    int PMPI_##Name Params {                                                  \
+        MPC_ENTER_ACTIVE(Name);                                               \
+        Datatype *old, *t = nullptr;                                          \
+        if (int e = inputs(oldtype, newtype, &old)) return raise(nullptr, e); \
+        return deliver(Call, t, newtype);                                     \
+    }
+MPC_TYPE_C(Type_contiguous_c, (MPI_Count count, MPI_Datatype oldtype, MPI_Datatype* newtype),
+           type_contiguous_c(count, old, &t))
+MPC_TYPE_C(Type_vector_c,
+           (MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype,
+            MPI_Datatype* newtype),
+           type_vector_c(count, blocklength, stride, old, &t))
+MPC_TYPE_C(Type_create_hvector_c,
+           (MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype,
+            MPI_Datatype* newtype),
+           type_hvector_c(count, blocklength, stride, old, &t))
+MPC_TYPE_C(Type_indexed_c,
+           (MPI_Count count, const MPI_Count array_of_blocklengths[],
+            const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype* newtype),
+           type_indexed_c(count, array_of_blocklengths, array_of_displacements, old, &t))
+MPC_TYPE_C(Type_create_hindexed_c,
+           (MPI_Count count, const MPI_Count array_of_blocklengths[],
+            const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype* newtype),
+           type_hindexed_c(count, array_of_blocklengths, array_of_displacements, old, &t))
+MPC_TYPE_C(Type_create_indexed_block_c,
+           (MPI_Count count, MPI_Count blocklength, const MPI_Count array_of_displacements[],
+            MPI_Datatype oldtype, MPI_Datatype* newtype),
+           type_indexed_block_c(count, blocklength, array_of_displacements, old, &t))
+MPC_TYPE_C(Type_create_hindexed_block_c,
+           (MPI_Count count, MPI_Count blocklength, const MPI_Count array_of_displacements[],
+            MPI_Datatype oldtype, MPI_Datatype* newtype),
+           type_hindexed_block_c(count, blocklength, array_of_displacements, old, &t))
+MPC_TYPE_C(Type_create_resized_c,
+           (MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent, MPI_Datatype* newtype),
+           type_resized_c(old, lb, extent, &t))
+MPC_TYPE_C(Type_create_subarray_c,
+           (int ndims, const MPI_Count array_of_sizes[], const MPI_Count array_of_subsizes[],
+            const MPI_Count array_of_starts[], int order, MPI_Datatype oldtype,
+            MPI_Datatype* newtype),
+           type_subarray_c(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, old,
+                           &t))
+MPC_TYPE_C(Type_create_darray_c,
+           (int size, int rank, int ndims, const MPI_Count array_of_gsizes[],
+            const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[],
+            int order, MPI_Datatype oldtype, MPI_Datatype* newtype),
+           type_darray_c(size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs,
+                         array_of_psizes, order, old, &t))
+#undef MPC_TYPE_C
+
+int PMPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
+                              const MPI_Count array_of_displacements[],
+                              const MPI_Datatype array_of_types[], MPI_Datatype* newtype) {
+    MPC_ENTER_ACTIVE(Type_create_struct_c);
+    std::vector<Datatype*> types;
+    if (int e = struct_types(count, array_of_types, newtype, types)) return raise(nullptr, e);
+    Datatype* t = nullptr;
+    return deliver(
+        type_struct_c(count, array_of_blocklengths, array_of_displacements, types.data(), &t), t,
+        newtype);
+}
+
 }  // extern "C"
 
 MPC_WEAK(MPI_Type_create_f90_real)
@@ -183,3 +255,14 @@ MPC_WEAK(MPI_Type_create_resized)
 MPC_WEAK(MPI_Type_create_subarray)
 MPC_WEAK(MPI_Type_create_darray)
 MPC_WEAK(MPI_Type_dup)
+MPC_WEAK(MPI_Type_contiguous_c)
+MPC_WEAK(MPI_Type_vector_c)
+MPC_WEAK(MPI_Type_create_hvector_c)
+MPC_WEAK(MPI_Type_indexed_c)
+MPC_WEAK(MPI_Type_create_hindexed_c)
+MPC_WEAK(MPI_Type_create_indexed_block_c)
+MPC_WEAK(MPI_Type_create_hindexed_block_c)
+MPC_WEAK(MPI_Type_create_struct_c)
+MPC_WEAK(MPI_Type_create_resized_c)
+MPC_WEAK(MPI_Type_create_subarray_c)
+MPC_WEAK(MPI_Type_create_darray_c)

@@ -1,5 +1,6 @@
 // Datatype life cycle and queries: commit, free, extents, envelope and
-// contents, names, MPI_Type_match_size, and address arithmetic.
+// contents (with their large-count forms), names, MPI_Type_match_size, and
+// address arithmetic.
 #include <algorithm>
 #include <cstring>
 
@@ -11,6 +12,42 @@ namespace {
 
 int check_out(const void* p, const char* what) {
     return p ? MPI_SUCCESS : make_error(MPI_ERR_ARG, "%s is NULL", what);
+}
+
+// The int envelope and contents cannot describe a type whose constructor
+// recorded large counts (MPI 4.0 section 5.1.13).
+int check_no_large_counts(const Datatype* t) {
+    if (t->large_counts.empty()) return MPI_SUCCESS;
+    return make_error(MPI_ERR_TYPE,
+                      "the datatype was made by a large-count constructor: its envelope and "
+                      "contents need MPI_Type_get_envelope_c and MPI_Type_get_contents_c");
+}
+
+// MPI_Type_get_contents and _c. large_counts is null for the int form.
+int get_contents(Datatype* t, MPI_Count max_integers, MPI_Count max_addresses,
+                 MPI_Count max_large_counts, MPI_Count max_datatypes, int array_of_integers[],
+                 MPI_Aint array_of_addresses[], MPI_Count array_of_large_counts[],
+                 MPI_Datatype array_of_datatypes[]) {
+    if (t->combiner == MPI_COMBINER_NAMED)
+        return make_error(MPI_ERR_TYPE, "%s is a named datatype: it has no contents",
+                          t->name.c_str());
+    const size_t ni = t->ints.size(), na = t->aints.size(), nd = t->children.size(),
+                 nc = t->large_counts.size();
+    if (max_integers < static_cast<MPI_Count>(ni) || max_addresses < static_cast<MPI_Count>(na) ||
+        max_datatypes < static_cast<MPI_Count>(nd) || max_large_counts < static_cast<MPI_Count>(nc))
+        return make_error(MPI_ERR_ARG,
+                          "the arrays are too small: need %zu integers, %zu addresses, %zu large "
+                          "counts and %zu datatypes",
+                          ni, na, nc, nd);
+    if ((ni && !array_of_integers) || (na && !array_of_addresses) || (nd && !array_of_datatypes) ||
+        (nc && !array_of_large_counts))
+        return make_error(MPI_ERR_ARG, "an output array is NULL");
+    std::copy(t->ints.begin(), t->ints.end(), array_of_integers);
+    std::copy(t->aints.begin(), t->aints.end(), array_of_addresses);
+    std::copy(t->large_counts.begin(), t->large_counts.end(), array_of_large_counts);
+    for (size_t i = 0; i < nd; ++i)
+        array_of_datatypes[i] = type_contents_copy(t->children[i])->handle;
+    return MPI_SUCCESS;
 }
 
 }  // namespace
@@ -85,6 +122,7 @@ int PMPI_Type_get_envelope(MPI_Datatype datatype, int* num_integers, int* num_ad
     if (int e = check_type(datatype, &t, false)) return raise(nullptr, e);
     if (!num_integers || !num_addresses || !num_datatypes || !combiner)
         return raise(nullptr, make_error(MPI_ERR_ARG, "an output argument is NULL"));
+    if (int e = check_no_large_counts(t)) return raise(nullptr, e);
     *num_integers = static_cast<int>(t->ints.size());
     *num_addresses = static_cast<int>(t->aints.size());
     *num_datatypes = static_cast<int>(t->children.size());
@@ -98,22 +136,58 @@ int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addr
     MPC_ENTER_ACTIVE(Type_get_contents);
     Datatype* t;
     if (int e = check_type(datatype, &t, false)) return raise(nullptr, e);
-    if (t->combiner == MPI_COMBINER_NAMED)
-        return raise(nullptr, make_error(MPI_ERR_TYPE, "%s is a named datatype: it has no contents",
-                                         t->name.c_str()));
-    const size_t ni = t->ints.size(), na = t->aints.size(), nd = t->children.size();
-    if (max_integers < static_cast<long>(ni) || max_addresses < static_cast<long>(na) ||
-        max_datatypes < static_cast<long>(nd))
-        return raise(nullptr, make_error(MPI_ERR_ARG,
-                                         "the arrays are too small: need %zu integers, %zu "
-                                         "addresses and %zu datatypes",
-                                         ni, na, nd));
-    if ((ni && !array_of_integers) || (na && !array_of_addresses) || (nd && !array_of_datatypes))
-        return raise(nullptr, make_error(MPI_ERR_ARG, "an output array is NULL"));
-    std::copy(t->ints.begin(), t->ints.end(), array_of_integers);
-    std::copy(t->aints.begin(), t->aints.end(), array_of_addresses);
-    for (size_t i = 0; i < nd; ++i)
-        array_of_datatypes[i] = type_contents_copy(t->children[i])->handle;
+    if (int e = check_no_large_counts(t)) return raise(nullptr, e);
+    return raise(nullptr,
+                 get_contents(t, max_integers, max_addresses, 0, max_datatypes, array_of_integers,
+                              array_of_addresses, nullptr, array_of_datatypes));
+}
+
+int PMPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count* num_integers,
+                             MPI_Count* num_addresses, MPI_Count* num_large_counts,
+                             MPI_Count* num_datatypes, int* combiner) {
+    MPC_ENTER_ACTIVE(Type_get_envelope_c);
+    Datatype* t;
+    if (int e = check_type(datatype, &t, false)) return raise(nullptr, e);
+    if (!num_integers || !num_addresses || !num_large_counts || !num_datatypes || !combiner)
+        return raise(nullptr, make_error(MPI_ERR_ARG, "an output argument is NULL"));
+    *num_integers = static_cast<MPI_Count>(t->ints.size());
+    *num_addresses = static_cast<MPI_Count>(t->aints.size());
+    *num_large_counts = static_cast<MPI_Count>(t->large_counts.size());
+    *num_datatypes = static_cast<MPI_Count>(t->children.size());
+    *combiner = t->combiner;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers, MPI_Count max_addresses,
+                             MPI_Count max_large_counts, MPI_Count max_datatypes,
+                             int array_of_integers[], MPI_Aint array_of_addresses[],
+                             MPI_Count array_of_large_counts[], MPI_Datatype array_of_datatypes[]) {
+    MPC_ENTER_ACTIVE(Type_get_contents_c);
+    Datatype* t;
+    if (int e = check_type(datatype, &t, false)) return raise(nullptr, e);
+    return raise(nullptr, get_contents(t, max_integers, max_addresses, max_large_counts,
+                                       max_datatypes, array_of_integers, array_of_addresses,
+                                       array_of_large_counts, array_of_datatypes));
+}
+
+int PMPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count* lb, MPI_Count* extent) {
+    MPC_ENTER_ACTIVE(Type_get_extent_c);
+    Datatype* t;
+    if (int e = check_type(datatype, &t, false)) return raise(nullptr, e);
+    if (!lb || !extent) return raise(nullptr, make_error(MPI_ERR_ARG, "lb or extent is NULL"));
+    *lb = t->lb;
+    *extent = t->extent;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count* true_lb, MPI_Count* true_extent) {
+    MPC_ENTER_ACTIVE(Type_get_true_extent_c);
+    Datatype* t;
+    if (int e = check_type(datatype, &t, false)) return raise(nullptr, e);
+    if (!true_lb || !true_extent)
+        return raise(nullptr, make_error(MPI_ERR_ARG, "true_lb or true_extent is NULL"));
+    *true_lb = t->true_lb;
+    *true_extent = t->true_extent;
     return MPI_SUCCESS;
 }
 
@@ -187,3 +261,7 @@ MPC_WEAK(MPI_Type_match_size)
 MPC_WEAK(MPI_Get_address)
 MPC_WEAK(MPI_Aint_add)
 MPC_WEAK(MPI_Aint_diff)
+MPC_WEAK(MPI_Type_get_envelope_c)
+MPC_WEAK(MPI_Type_get_contents_c)
+MPC_WEAK(MPI_Type_get_extent_c)
+MPC_WEAK(MPI_Type_get_true_extent_c)

@@ -1,6 +1,8 @@
 // Windows as objects (MPI 3.1 sections 11.2 and 11.3.x): creation, shared
 // memory queries, dynamic attachment, freeing, group, info, name, error
-// handlers, attributes; and MPI_Alloc_mem / MPI_Free_mem (section 8.2).
+// handlers, attributes; and MPI_Alloc_mem / MPI_Free_mem (section 8.2). The
+// creation and query calls also in their large-count (_c) forms (MPI 4.0).
+#include <climits>
 #include <cstring>
 
 #include "mpi_api/attributes.hpp"
@@ -29,6 +31,16 @@ int check_size(MPI_Aint size, int disp_unit) {
     if (disp_unit <= 0)
         return make_error(MPI_ERR_DISP, "the displacement unit must be positive, not %d",
                           disp_unit);
+    return MPI_SUCCESS;
+}
+
+// The large-count forms' disp_unit (an MPI_Aint): the windows keep an int,
+// and a unit beyond that is refused, never truncated.
+int check_size_c(MPI_Aint size, MPI_Aint disp_unit) {
+    if (size < 0 || disp_unit <= 0) return check_size(size, disp_unit < 0 ? -1 : 0);
+    if (disp_unit > INT_MAX)
+        return make_error(MPI_ERR_DISP, "a displacement unit of %lld bytes: at most %d supported",
+                          static_cast<long long>(disp_unit), INT_MAX);
     return MPI_SUCCESS;
 }
 
@@ -109,6 +121,64 @@ int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size, int* disp_unit,
         return rma::raise(w, make_error(MPI_ERR_ARG, "size, disp_unit or baseptr is NULL"));
     return rma::raise(
         w, rma::win_shared_query(w, rank, size, disp_unit, static_cast<void**>(baseptr)));
+}
+
+// ---- Large-count forms (MPI 4.0): disp_unit is an MPI_Aint ---------------------------
+
+int PMPI_Win_create_c(void* base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
+                      MPI_Win* win) {
+    MPC_ENTER_ACTIVE(Win_create_c);
+    Comm* c = nullptr;
+    Info* i = nullptr;
+    if (int e = open_create(comm, info, win, &c, &i)) return raise(c, e);
+    MPC_TRY(c, check_size_c(size, disp_unit));
+    rma::Win* w = nullptr;
+    MPC_TRY(c, rma::win_create(base, size, static_cast<int>(disp_unit), i, c, &w));
+    *win = w->handle;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
+                        void* baseptr, MPI_Win* win) {
+    MPC_ENTER_ACTIVE(Win_allocate_c);
+    Comm* c = nullptr;
+    Info* i = nullptr;
+    if (int e = open_create(comm, info, win, &c, &i)) return raise(c, e);
+    MPC_TRY(c, check_size_c(size, disp_unit));
+    MPC_TRY(c, check_not_null(baseptr, "baseptr"));
+    rma::Win* w = nullptr;
+    MPC_TRY(c, rma::win_allocate(size, static_cast<int>(disp_unit), i, c,
+                                 static_cast<void**>(baseptr), &w));
+    *win = w->handle;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
+                               void* baseptr, MPI_Win* win) {
+    MPC_ENTER_ACTIVE(Win_allocate_shared_c);
+    Comm* c = nullptr;
+    Info* i = nullptr;
+    if (int e = open_create(comm, info, win, &c, &i)) return raise(c, e);
+    MPC_TRY(c, check_size_c(size, disp_unit));
+    MPC_TRY(c, check_not_null(baseptr, "baseptr"));
+    rma::Win* w = nullptr;
+    MPC_TRY(c, rma::win_allocate_shared(size, static_cast<int>(disp_unit), i, c,
+                                        static_cast<void**>(baseptr), &w));
+    *win = w->handle;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint* size, MPI_Aint* disp_unit,
+                            void* baseptr) {
+    MPC_ENTER_ACTIVE(Win_shared_query_c);
+    rma::Win* w = nullptr;
+    if (int e = check_win(me, win, &w)) return raise(nullptr, e);
+    if (!size || !disp_unit || !baseptr)
+        return rma::raise(w, make_error(MPI_ERR_ARG, "size, disp_unit or baseptr is NULL"));
+    int unit = 0;
+    int e = rma::win_shared_query(w, rank, size, &unit, static_cast<void**>(baseptr));
+    if (!e) *disp_unit = unit;
+    return rma::raise(w, e);
 }
 
 int PMPI_Win_attach(MPI_Win win, void* base, MPI_Aint size) {
@@ -321,3 +391,7 @@ MPC_WEAK(MPI_Win_free_keyval)
 MPC_WEAK(MPI_Win_set_attr)
 MPC_WEAK(MPI_Win_get_attr)
 MPC_WEAK(MPI_Win_delete_attr)
+MPC_WEAK(MPI_Win_create_c)
+MPC_WEAK(MPI_Win_allocate_c)
+MPC_WEAK(MPI_Win_allocate_shared_c)
+MPC_WEAK(MPI_Win_shared_query_c)

@@ -42,6 +42,7 @@ void clear(Datatype& t) {
     t.combiner = MPI_COMBINER_NAMED;
     t.ints = std::vector<int>();
     t.aints = std::vector<MPI_Aint>();
+    t.large_counts = std::vector<MPI_Count>();
     t.children = std::vector<Datatype*>();
     t.refs.store(0, std::memory_order_relaxed);
     t.freed.store(false, std::memory_order_relaxed);
@@ -198,6 +199,7 @@ Datatype* type_contents_copy(Datatype* t) {
     Datatype* c = datatype_create(t->combiner);
     c->ints = t->ints;
     c->aints = t->aints;
+    c->large_counts = t->large_counts;
     c->children = t->children;
     c->committed = t->committed;
     datatype_complete(c, t->shape, t->signature);

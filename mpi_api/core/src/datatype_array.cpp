@@ -33,10 +33,11 @@ int dim_at(int k, int ndims, int order) {
     return order == MPI_ORDER_C ? ndims - 1 - k : k;
 }
 
-int make(int combiner, std::vector<int> ints, Shape shape, Datatype* old, size_t mult,
-         Datatype** out) {
+int make(int combiner, std::vector<int> ints, std::vector<MPI_Count> large, Shape shape,
+         Datatype* old, size_t mult, Datatype** out) {
     Datatype* t = datatype_create(combiner);
     t->ints = std::move(ints);
+    t->large_counts = std::move(large);
     t->children = {old};
     datatype_complete(t, std::move(shape), {SigPart{old, mult}});
     *out = t;
@@ -69,10 +70,10 @@ LocalBlocks local_blocks(size_t g, size_t p, size_t coord, size_t b) {
     return l;
 }
 
-}  // namespace
-
-int type_subarray(int ndims, const int* sizes, const int* subsizes, const int* starts, int order,
-                  Datatype* old, Datatype** out) {
+// The int and large-count (_c) forms share these; `large` says where the
+// sizes go in the contents (ints, or large counts).
+int subarray(int ndims, const MPI_Count* sizes, const MPI_Count* subsizes, const MPI_Count* starts,
+             int order, Datatype* old, bool large, Datatype** out) {
     if (!old) return make_error(MPI_ERR_TYPE, "invalid oldtype");
     if (ndims <= 0) return make_error(MPI_ERR_ARG, "ndims is %d, must be positive", ndims);
     if (!sizes || !subsizes || !starts) return make_error(MPI_ERR_ARG, "an array argument is NULL");
@@ -81,8 +82,8 @@ int type_subarray(int ndims, const int* sizes, const int* subsizes, const int* s
         if (sizes[d] <= 0 || subsizes[d] <= 0 || subsizes[d] > sizes[d] || starts[d] < 0 ||
             starts[d] > sizes[d] - subsizes[d])
             return make_error(MPI_ERR_ARG,
-                              "dimension %d: size %d, subsize %d, start %d (need 1 <= subsize, "
-                              "0 <= start, start + subsize <= size)",
+                              "dimension %d: size %lld, subsize %lld, start %lld (need 1 <= "
+                              "subsize, 0 <= start, start + subsize <= size)",
                               d, sizes[d], subsizes[d], starts[d]);
     }
     Shape cur = old->shape;
@@ -104,17 +105,20 @@ int type_subarray(int ndims, const int* sizes, const int* subsizes, const int* s
     }
     Shape placed;
     if (!shape_blocks({{disp, 1, &cur}}, &placed)) return too_large();
+    std::vector<MPI_Count> counts(sizes, sizes + ndims);
+    counts.insert(counts.end(), subsizes, subsizes + ndims);
+    counts.insert(counts.end(), starts, starts + ndims);
     std::vector<int> ints{ndims};
-    ints.insert(ints.end(), sizes, sizes + ndims);
-    ints.insert(ints.end(), subsizes, subsizes + ndims);
-    ints.insert(ints.end(), starts, starts + ndims);
+    if (!large) ints.insert(ints.end(), counts.begin(), counts.end());
     ints.push_back(order);
-    return make(MPI_COMBINER_SUBARRAY, std::move(ints), shape_resized(placed, 0, unit), old, mult,
-                out);
+    if (!large) counts.clear();
+    return make(MPI_COMBINER_SUBARRAY, std::move(ints), std::move(counts),
+                shape_resized(placed, 0, unit), old, mult, out);
 }
 
-int type_darray(int size, int rank, int ndims, const int* gsizes, const int* distribs,
-                const int* dargs, const int* psizes, int order, Datatype* old, Datatype** out) {
+int darray(int size, int rank, int ndims, const MPI_Count* gsizes, const int* distribs,
+           const int* dargs, const int* psizes, int order, Datatype* old, bool large,
+           Datatype** out) {
     if (!old) return make_error(MPI_ERR_TYPE, "invalid oldtype");
     if (size <= 0) return make_error(MPI_ERR_ARG, "size is %d, must be positive", size);
     if (rank < 0 || rank >= size)
@@ -126,9 +130,10 @@ int type_darray(int size, int rank, int ndims, const int* gsizes, const int* dis
     long grid = 1;
     std::vector<size_t> block(static_cast<size_t>(ndims));
     for (int d = 0; d < ndims; ++d) {
-        const int g = gsizes[d], p = psizes[d], darg = dargs[d];
+        const MPI_Count g = gsizes[d];
+        const int p = psizes[d], darg = dargs[d];
         if (g <= 0 || p <= 0)
-            return make_error(MPI_ERR_ARG, "dimension %d: gsize %d and psize %d must be positive",
+            return make_error(MPI_ERR_ARG, "dimension %d: gsize %lld and psize %d must be positive",
                               d, g, p);
         if (__builtin_mul_overflow(grid, p, &grid))
             return make_error(MPI_ERR_ARG, "the process grid has more than 2^63 processes");
@@ -143,7 +148,7 @@ int type_darray(int size, int rank, int ndims, const int* gsizes, const int* dis
                 if (static_cast<long>(b) * p < g)
                     return make_error(MPI_ERR_ARG,
                                       "dimension %d: block size %zu times %d processes does not "
-                                      "cover %d elements",
+                                      "cover %lld elements",
                                       d, b, p, g);
                 break;
             case MPI_DISTRIBUTE_CYCLIC:
@@ -199,12 +204,46 @@ int type_darray(int size, int rank, int ndims, const int* gsizes, const int* dis
         mult *= l.elements;
     }
     std::vector<int> ints{size, rank, ndims};
-    ints.insert(ints.end(), gsizes, gsizes + ndims);
+    std::vector<MPI_Count> counts;
+    if (large)
+        counts.assign(gsizes, gsizes + ndims);
+    else
+        ints.insert(ints.end(), gsizes, gsizes + ndims);
     ints.insert(ints.end(), distribs, distribs + ndims);
     ints.insert(ints.end(), dargs, dargs + ndims);
     ints.insert(ints.end(), psizes, psizes + ndims);
     ints.push_back(order);
-    return make(MPI_COMBINER_DARRAY, std::move(ints), std::move(cur), old, mult, out);
+    return make(MPI_COMBINER_DARRAY, std::move(ints), std::move(counts), std::move(cur), old, mult,
+                out);
+}
+
+}  // namespace
+
+int type_subarray(int ndims, const int* sizes, const int* subsizes, const int* starts, int order,
+                  Datatype* old, Datatype** out) {
+    if (ndims <= 0 || !sizes || !subsizes || !starts)
+        return subarray(ndims, nullptr, nullptr, nullptr, order, old, false, out);  // the error
+    const std::vector<MPI_Count> a(sizes, sizes + ndims), b(subsizes, subsizes + ndims),
+        c(starts, starts + ndims);
+    return subarray(ndims, a.data(), b.data(), c.data(), order, old, false, out);
+}
+
+int type_subarray_c(int ndims, const MPI_Count* sizes, const MPI_Count* subsizes,
+                    const MPI_Count* starts, int order, Datatype* old, Datatype** out) {
+    return subarray(ndims, sizes, subsizes, starts, order, old, true, out);
+}
+
+int type_darray(int size, int rank, int ndims, const int* gsizes, const int* distribs,
+                const int* dargs, const int* psizes, int order, Datatype* old, Datatype** out) {
+    std::vector<MPI_Count> g;
+    if (ndims > 0 && gsizes) g.assign(gsizes, gsizes + ndims);
+    return darray(size, rank, ndims, gsizes ? g.data() : nullptr, distribs, dargs, psizes, order,
+                  old, false, out);
+}
+
+int type_darray_c(int size, int rank, int ndims, const MPI_Count* gsizes, const int* distribs,
+                  const int* dargs, const int* psizes, int order, Datatype* old, Datatype** out) {
+    return darray(size, rank, ndims, gsizes, distribs, dargs, psizes, order, old, true, out);
 }
 
 }  // namespace mpc::mpi

@@ -171,8 +171,15 @@ MPI_Op op_create(MPI_User_function* fn, bool commutative) {
     op->handle = h;
     op->builtin = -1;
     op->user = fn;
+    op->user_c = nullptr;
     op->commutative = commutative;
     op->predefined = false;
+    return h;
+}
+
+MPI_Op op_create_c(MPI_User_function_c* fn, bool commutative) {
+    MPI_Op h = op_create(nullptr, commutative);
+    pool().lookup(h)->user_c = fn;
     return h;
 }
 
@@ -180,11 +187,12 @@ void op_free(MPI_Op handle) {
     Op* op = pool().lookup(handle);
     if (!op || op->predefined) return;
     op->user = nullptr;
+    op->user_c = nullptr;
     pool().release(handle);
 }
 
 int op_check(const Op& op, const Datatype& type) {
-    if (op.user) return MPI_SUCCESS;
+    if (op.is_user()) return MPI_SUCCESS;
     if (op.builtin == kReplace || op.builtin == kNoOp)
         return make_error(MPI_ERR_OP, "%s is only valid in one-sided accumulate operations",
                           op_name(op));
@@ -197,6 +205,12 @@ int op_check(const Op& op, const Datatype& type) {
 
 void op_apply(const Op& op, const void* in, void* inout, size_t count, const Datatype& type) {
     if (count == 0) return;
+    if (op.user_c) {  // the large-count form: one call
+        MPI_Datatype dt = type.handle;
+        MPI_Count n = static_cast<MPI_Count>(count);
+        op.user_c(const_cast<void*>(in), inout, &n, &dt);
+        return;
+    }
     if (op.user) {
         // User functions take an int count: split huge reductions.
         MPI_Datatype dt = type.handle;

@@ -85,7 +85,8 @@ void p2p_start_send(Request* s) {
     g_remote->start_send(s, dest_world);
 }
 
-bool p2p_send_now(Comm* c, int dest, int tag, const void* buf, int count, const Datatype& type) {
+bool p2p_send_now(Comm* c, int dest, int tag, const void* buf, MPI_Count count,
+                  const Datatype& type) {
     // The first test bounds the product.
     const size_t limit = g_intra_eager_limit.load(std::memory_order_relaxed);
     if (type.size > limit) return false;

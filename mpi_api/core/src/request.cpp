@@ -54,6 +54,8 @@ void Request::reset() {
     held_type = nullptr;
     notify = nullptr;
     operation = nullptr;
+    owned = nullptr;
+    owned_free = nullptr;
 }
 
 bool Request::arm(sched::Waiter* w) {
@@ -142,6 +144,9 @@ void request_release(Request* r) {
     r->held_type = nullptr;
     delete r->operation;
     r->operation = nullptr;
+    if (r->owned_free) r->owned_free(r->owned);
+    r->owned = nullptr;
+    r->owned_free = nullptr;
     pool().release(h);
 }
 

@@ -121,9 +121,13 @@ struct Datatype {
 
     // Envelope / contents for MPI_Type_get_envelope / get_contents. children
     // are the datatypes passed to the constructor, each holding a reference.
+    // A large-count (_c) constructor records its counts and displacements in
+    // large_counts (MPI 4.0 section 5.1.13); only MPI_Type_get_contents_c
+    // returns those.
     int combiner = MPI_COMBINER_NAMED;
     std::vector<int> ints;
     std::vector<MPI_Aint> aints;
+    std::vector<MPI_Count> large_counts;
     std::vector<Datatype*> children;
 
     std::atomic<int> refs{0};
@@ -175,6 +179,29 @@ int type_subarray(int ndims, const int* sizes, const int* subsizes, const int* s
 int type_darray(int size, int rank, int ndims, const int* gsizes, const int* distribs,
                 const int* dargs, const int* psizes, int order, Datatype* old, Datatype** out);
 int type_dup(Datatype* old, Datatype** out);
+// The large-count forms (MPI 4.0, MPI_Type_*_c): the same types, with
+// MPI_Count arguments (hvector strides and hindexed/struct displacements in
+// bytes), recorded as large counts in the contents.
+int type_contiguous_c(MPI_Count count, Datatype* old, Datatype** out);
+int type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, Datatype* old,
+                  Datatype** out);
+int type_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, Datatype* old,
+                   Datatype** out);
+int type_indexed_c(MPI_Count count, const MPI_Count* blocklengths, const MPI_Count* displs,
+                   Datatype* old, Datatype** out);
+int type_hindexed_c(MPI_Count count, const MPI_Count* blocklengths, const MPI_Count* displs,
+                    Datatype* old, Datatype** out);
+int type_indexed_block_c(MPI_Count count, MPI_Count blocklength, const MPI_Count* displs,
+                         Datatype* old, Datatype** out);
+int type_hindexed_block_c(MPI_Count count, MPI_Count blocklength, const MPI_Count* displs,
+                          Datatype* old, Datatype** out);
+int type_struct_c(MPI_Count count, const MPI_Count* blocklengths, const MPI_Count* displs,
+                  Datatype* const* types, Datatype** out);
+int type_resized_c(Datatype* old, MPI_Count lb, MPI_Count extent, Datatype** out);
+int type_subarray_c(int ndims, const MPI_Count* sizes, const MPI_Count* subsizes,
+                    const MPI_Count* starts, int order, Datatype* old, Datatype** out);
+int type_darray_c(int size, int rank, int ndims, const MPI_Count* gsizes, const int* distribs,
+                  const int* dargs, const int* psizes, int order, Datatype* old, Datatype** out);
 // MPI_Type_create_f90_real / _complex / _integer (combiner MPI_COMBINER_F90_*):
 // the type of gfortran's SELECTED_REAL_KIND(p, r) or SELECTED_INT_KIND(r)
 // (MPI_UNDEFINED leaves p or r out). A predefined, unnamed type that cannot

@@ -12,13 +12,17 @@ struct Op {
     int handle = MPI_OP_NULL;
     int builtin = -1;                 // index in spec.OPS for predefined ops
     MPI_User_function* user = nullptr;
+    MPI_User_function_c* user_c = nullptr;  // MPI_Op_create_c: takes an MPI_Count length
     bool commutative = true;
     bool predefined = false;
+    // A user-defined operation (either form).
+    bool is_user() const { return user || user_c; }
 };
 
 void op_init_predefined();
 Op* op_lookup(MPI_Op handle);
 MPI_Op op_create(MPI_User_function* fn, bool commutative);
+MPI_Op op_create_c(MPI_User_function_c* fn, bool commutative);
 void op_free(MPI_Op handle);
 
 // MPI_SUCCESS, or a detailed MPI_ERR_OP when op is not defined on type.

@@ -35,7 +35,8 @@ void p2p_start_recv(Request* r);
 // dest a rank of c): when dest lives in this node process and the message
 // fits a cell, sends it (complete on return) without a request and returns
 // true; otherwise does nothing and returns false.
-bool p2p_send_now(Comm* c, int dest, int tag, const void* buf, int count, const Datatype& type);
+bool p2p_send_now(Comm* c, int dest, int tag, const void* buf, MPI_Count count,
+                  const Datatype& type);
 // Cancels a receive that has not matched yet; false when too late.
 bool p2p_cancel_recv(Request* r);
 

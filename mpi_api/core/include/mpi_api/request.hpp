@@ -68,6 +68,11 @@ struct Request {
     RankState* notify = nullptr;
     // Collective requests: the operation, deleted with the request.
     class Progressable* operation = nullptr;
+    // Memory the operation reads until the request goes, owned by it: the
+    // int count arrays a large-count (_c) v collective made from the user's
+    // MPI_Count ones. owned_free(owned) runs at request_release.
+    void* owned = nullptr;
+    void (*owned_free)(void*) = nullptr;
 
     // Generalized requests.
     MPI_Grequest_query_function* query_fn = nullptr;
