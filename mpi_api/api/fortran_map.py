@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from fortran_kinds import (FORTRAN_TYPES, AddressOut, AttrCallback, AttrCallbackInt, AttrIn,
                            AttrInInt, AttrOut, AttrOutInt, Buffer, DatarepCallback, DatarepState,
-                           DetachedAddress, Drop, FortranIndex, FortranIndices, GrequestCallback,
+                           DetachedAddress, Drop, FortranBuflen, FortranIndex, FortranIndices, GrequestCallback,
                            GrequestState, KeyvalState, KeyvalStateInt, Logical, Pointer,
                            SameAbiCallback, Sentinel, Status, Statuses, StringIn, StringOut, Value,
                            fail)
@@ -94,6 +94,11 @@ ANNOTATIONS = {
     # Fortran's MPI_INIT has no command line.
     "Init.argc": Drop(), "Init.argv": Drop(),
     "Init_thread.argc": Drop(), "Init_thread.argv": Drop(),
+    "Info_create_env.argc": Drop("0"), "Info_create_env.argv": Drop(),
+    # MPI 4.0's MPI_INFO_GET_STRING: BUFLEN counts characters in Fortran.
+    "Info_get_string.buflen": FortranBuflen(),
+    "Info_get_string.value": StringOut("buflen_c"),
+    "Info_get_string.key": StringIn(trim_leading=True),
     # Output strings and the size of the C buffer they need.
     "Get_library_version.version": StringOut("MPI_MAX_LIBRARY_VERSION_STRING"),
     "Get_processor_name.name": StringOut("MPI_MAX_PROCESSOR_NAME"),

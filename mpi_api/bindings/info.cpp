@@ -125,8 +125,53 @@ int PMPI_Info_free(MPI_Info* info) {
     return MPI_SUCCESS;
 }
 
+// MPI 4.0 section 10.2: buflen in is the size of value (its NUL included),
+// out the size the whole value needs; a longer value is truncated, and
+// buflen 0 asks for the size only (value untouched).
+int PMPI_Info_get_string(MPI_Info info, const char* key, int* buflen, char* value, int* flag) {
+    MPC_ENTER_ACTIVE(Info_get_string);
+    Info* i = nullptr;
+    if (int e = check_info(info, &i)) return raise(nullptr, e);
+    if (int e = check_info_key(key)) return raise(nullptr, e);
+    if (!buflen || !flag) return raise(nullptr, make_error(MPI_ERR_ARG, "buflen or flag is NULL"));
+    if (*buflen < 0) return raise(nullptr, make_error(MPI_ERR_ARG, "negative buflen %d", *buflen));
+    if (*buflen > 0 && !value)
+        return raise(nullptr, make_error(MPI_ERR_ARG, "value is NULL but buflen is %d", *buflen));
+    const std::string* v = i->find(key);
+    *flag = v != nullptr;
+    if (!v) return MPI_SUCCESS;
+    if (*buflen > 0) copy_out(*v, value, static_cast<size_t>(*buflen - 1));
+    *buflen = static_cast<int>(v->size()) + 1;
+    return MPI_SUCCESS;
+}
+
+// MPI 4.0 section 11.2.1: a new info with MPI_INFO_ENV's keys, for the
+// command line given (none from Fortran, or argc 0). Callable before MPI_Init.
+int PMPI_Info_create_env(int argc, char* argv[], MPI_Info* info) {
+    MPC_ENTER(Info_create_env);
+    if (int e = check_not_null(info, "info")) return raise(nullptr, e);
+    if (argc < 0) return raise(nullptr, make_error(MPI_ERR_ARG, "negative argc %d", argc));
+    if (argc > 0 && !argv)
+        return raise(nullptr, make_error(MPI_ERR_ARG, "argv is NULL but argc is %d", argc));
+    Info env = *info_lookup(MPI_INFO_ENV);
+    env.predefined = false;
+    if (argc > 0 && argv[0]) {
+        env.set("command", argv[0]);
+        std::string args;
+        for (int a = 1; a < argc && argv[a]; ++a) {
+            if (a > 1) args += ' ';
+            args += argv[a];
+        }
+        if (argc > 1) env.set("argv", args);
+    }
+    *info = info_create(std::move(env));
+    return MPI_SUCCESS;
+}
+
 }  // extern "C"
 
+MPC_WEAK(MPI_Info_get_string)
+MPC_WEAK(MPI_Info_create_env)
 MPC_WEAK(MPI_Info_create)
 MPC_WEAK(MPI_Info_set)
 MPC_WEAK(MPI_Info_get)
