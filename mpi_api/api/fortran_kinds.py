@@ -225,7 +225,8 @@ class FortranBuflen(Kind):
 
     def post(self, p, fn):
         flag = fn.param_of_kind(Logical)
-        return [f"if (rc == MPI_SUCCESS && {flag.name}_c) *{p.name} = {p.name}_c - 1;"]
+        cond = "rc == MPI_SUCCESS" + (f" && {flag.name}_c" if flag else "")
+        return [f"if ({cond}) *{p.name} = {p.name}_c - 1;"]
 
 
 class Logical(Kind):

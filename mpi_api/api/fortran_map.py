@@ -71,6 +71,7 @@ CALLBACK_KINDS = {
     "MPI_User_function": SameAbiCallback(),
     "MPI_Comm_errhandler_function": SameAbiCallback(),
     "MPI_File_errhandler_function": SameAbiCallback(),
+    "MPI_Session_errhandler_function": SameAbiCallback(),
     "MPI_Datarep_conversion_function": DatarepCallback("conversion"),
     "MPI_Datarep_extent_function": DatarepCallback("extent"),
     "MPI_Comm_copy_attr_function": AttrCallback("copy"),
@@ -99,6 +100,9 @@ ANNOTATIONS = {
     "Info_get_string.buflen": FortranBuflen(),
     "Info_get_string.value": StringOut("buflen_c"),
     "Info_get_string.key": StringIn(trim_leading=True),
+    # MPI_SESSION_GET_NTH_PSET: PSET_LEN counts characters, as BUFLEN above.
+    "Session_get_nth_pset.pset_len": FortranBuflen(),
+    "Session_get_nth_pset.pset_name": StringOut("pset_len_c"),
     # Output strings and the size of the C buffer they need.
     "Get_library_version.version": StringOut("MPI_MAX_LIBRARY_VERSION_STRING"),
     "Get_processor_name.name": StringOut("MPI_MAX_PROCESSOR_NAME"),

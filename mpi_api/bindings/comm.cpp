@@ -33,7 +33,8 @@ int check_subgroup(const Comm* c, const GroupData& g) {
 // ignoring one changes nothing), with the values "true" or "false".
 bool is_comm_hint(const std::string& key, const std::string& value) {
     static const char* const kKeys[] = {"mpi_assert_no_any_tag", "mpi_assert_no_any_source",
-                                        "mpi_assert_exact_length", "mpi_assert_allow_overtaking"};
+                                        "mpi_assert_exact_length",
+                                        "mpi_assert_allow_overtaking"};
     if (value != "true" && value != "false") return false;
     for (const char* k : kKeys)
         if (key == k) return true;

@@ -98,7 +98,7 @@ int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) {
 }
 
 int PMPI_Errhandler_free(MPI_Errhandler* errhandler) {
-    MPC_ENTER_ACTIVE(Errhandler_free);
+    MPC_ENTER(Errhandler_free);
     if (!errhandler) return raise(nullptr, make_error(MPI_ERR_ARG, "errhandler is NULL"));
     return raise(nullptr, errhandler_free(errhandler));
 }

@@ -93,7 +93,8 @@ int error_class_of(int code) {
         auto it = g_user_codes.find(code);
         return it == g_user_codes.end() ? -1 : it->second.cls;
     }
-    if (code >= 256 && (!(code & kDetailMark) || ((code & ~kDetailMark) >> 8) > kSlots)) return -1;
+    if (code >= 256 && (!(code & kDetailMark) || ((code & ~kDetailMark) >> 8) > kSlots))
+        return -1;
     int cls = code & 0xff;
     if (cls >= gen::kNumErrorClasses) return -1;
     return cls;
@@ -127,7 +128,8 @@ int add_error_class(int* cls) {
 }
 
 int add_error_code(int cls, int* code) {
-    if (error_class_of(cls) != cls) return make_error(MPI_ERR_ARG, "%d is not an error class", cls);
+    if (error_class_of(cls) != cls)
+        return make_error(MPI_ERR_ARG, "%d is not an error class", cls);
     std::lock_guard<std::mutex> g(g_user_mutex);
     int c = g_next_user++;
     g_user_codes[c] = UserCode{cls, ""};
@@ -220,9 +222,7 @@ int last_used_code() {
     return g_next_user - 1;
 }
 
-Errhandler* errhandler_lookup(MPI_Errhandler h) {
-    return eh_pool().lookup(h);
-}
+Errhandler* errhandler_lookup(MPI_Errhandler h) { return eh_pool().lookup(h); }
 
 int errhandler_create(MPI_Comm_errhandler_function* fn, MPI_Errhandler* out, ErrObject object) {
     int h;
@@ -271,10 +271,10 @@ int raise_error(Comm* comm, int code) {
     }
     int cls = error_class_of(code);
     if (eh && eh->kind == Errhandler::Abort) abort_for(me, code, cls);
-    runtime::fatal_status(
-        cls > 0 && cls < 256 ? cls : 1, "%s: %s (%s) on %s; aborting the job", current_fn_name(me),
-        error_text(code).c_str(), class_name(cls),
-        comm ? (comm->name.empty() ? "a communicator" : comm->name.c_str()) : "MPI_COMM_WORLD");
+    runtime::fatal_status(cls > 0 && cls < 256 ? cls : 1, "%s: %s (%s) on %s; aborting the job",
+                          current_fn_name(me), error_text(code).c_str(), class_name(cls),
+                          comm ? (comm->name.empty() ? "a communicator" : comm->name.c_str())
+                               : "MPI_COMM_WORLD");
 }
 
 int raise_object(MPI_Errhandler h, int handle, int code, const char* what) {

@@ -37,7 +37,7 @@ int remove_error_string(int code);
 // for (MPI_Comm_create_errhandler, MPI_Win_create_errhandler); the predefined
 // ones fit every kind. Handles are ints alike, so one function type calls
 // them all.
-enum class ErrObject : uint8_t { Comm, Win };
+enum class ErrObject : uint8_t { Comm, Win, Session };
 struct Errhandler {
     enum Kind { Fatal, Return, User, Abort } kind = Fatal;
     MPI_Comm_errhandler_function* fn = nullptr;
