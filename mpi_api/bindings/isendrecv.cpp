@@ -44,6 +44,11 @@ class SendRecv final : public Progressable {
         return true;
     }
 
+    // MPI_Cancel: a started send is always delivered here (p2p.cpp), so the
+    // pair cannot be cancelled as a whole; the cancel fails and the
+    // operation completes as usual (MPI_Test_cancelled says false).
+    bool cancel() override { return true; }
+
   private:
     Datatype* send_type_ = nullptr;
     Datatype* recv_type_ = nullptr;

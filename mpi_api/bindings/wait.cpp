@@ -4,6 +4,7 @@
 
 #include "mpi_api/p2p.hpp"
 #include "mpi_api/progress.hpp"
+#include "mpi_api/progress_engine.hpp"
 #include "requests.hpp"
 
 using namespace mpc::mpi;
@@ -357,7 +358,7 @@ int PMPI_Cancel(MPI_Request* request) {
     if (!r) return raise(nullptr, make_error(MPI_ERR_REQUEST, "MPI_REQUEST_NULL passed"));
     if (r->persistent && !r->active)
         return raise(r->comm, make_error(MPI_ERR_REQUEST, "the persistent request is inactive"));
-    if (r->kind == Request::Kind::Collective)
+    if (r->kind == Request::Kind::Collective && !(r->operation && r->operation->cancel()))
         return raise(r->comm, make_error(MPI_ERR_REQUEST,
                                          "a nonblocking collective operation cannot be cancelled"));
     // A generalized request's cancel_fn is told whether it completed already.
