@@ -30,12 +30,10 @@ int core_of(const RankState* me) {
 std::vector<HwLevel> hw_levels_of(const RankState* me) {
     const int node = world().node_id;
     std::vector<HwLevel> levels{{kSharedMemory, node}};
-    for (const auto& o : runtime::Topology::instance().objects_of_core(core_of(me))) {
-        // The machine holds every node process of a host: a level above the
-        // shared-memory domain, which splits never cross.
-        if (o.type == "Machine") continue;
+    // The machine comes right below: in this runtime it splits a group
+    // exactly as the node processes do (instances are per node process).
+    for (const auto& o : runtime::Topology::instance().objects_of_core(core_of(me)))
         levels.push_back({"hwloc://" + o.type, node * kPerNode + o.index % kPerNode});
-    }
     return levels;
 }
 
