@@ -124,6 +124,8 @@ ANNOTATIONS = {
     "Waitany.index": FortranIndex(), "Testany.index": FortranIndex(),
     "Waitsome.array_of_indices": FortranIndices("outcount"),
     "Testsome.array_of_indices": FortranIndices("outcount"),
+    "Request_get_status_any.index": FortranIndex(),
+    "Request_get_status_some.array_of_indices": FortranIndices("outcount"),
     # Attribute values are address-sized integers in Fortran.
     "Comm_set_attr.attribute_val": AttrIn(), "Type_set_attr.attribute_val": AttrIn(),
     "Comm_get_attr.attribute_val": AttrOut("comm_keyval"),

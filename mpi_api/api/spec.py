@@ -812,3 +812,15 @@ MPI_Session MPI_Session_f2c(MPI_Fint session);
 MPI_Fint MPI_Session_c2f(MPI_Session session);
 """
 FUNCTIONS += MPI4_REST_FUNCTIONS
+
+# MPI 4.1, the remaining calls (issue 31, part 3): request status without
+# freeing, value-index pair types.
+MPI41_MORE_FUNCTIONS = """
+# Request status of arrays, requests left as they are (MPI 4.1 section 3.7.6)
+int MPI_Request_get_status_any(int count, const MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status);
+int MPI_Request_get_status_all(int count, const MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[]);
+int MPI_Request_get_status_some(int incount, const MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[]);
+# Value-index pair types (MPI 4.1 section 6.9.4)
+int MPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type, MPI_Datatype *pair_type);
+"""
+FUNCTIONS += MPI41_MORE_FUNCTIONS
