@@ -108,6 +108,9 @@ eulermhd imbalance n4 N2
 npb_cg S n4 N2 collaborative
 errors_fatal rank n4
 exit early n4
+mpi4_isendrecv n8
+mpi4_isendrecv N2 collaborative
+mpi4_sessions N2 thread
 exit late n4
 nompi n4
 pmi kvs N3

@@ -73,12 +73,16 @@ class Pointer(Kind):
 
 
 class Drop(Kind):
-    """A C parameter Fortran does not have (MPI_INIT's argc and argv)."""
+    """A C parameter Fortran does not have (MPI_INIT's argc and argv); C gets
+    `value` for it."""
+    def __init__(self, value="nullptr"):
+        self.value = value
+
     def params(self, p, fn):
         return []
 
     def arg(self, p, fn):
-        return "nullptr"
+        return self.value
 
     def fortran(self, p):
         return []
@@ -208,6 +212,21 @@ class StringOut(Kind):
 
     def fortran(self, p):
         return [f"CHARACTER(LEN=*) :: {p.name}"]
+
+
+class FortranBuflen(Kind):
+    """MPI_INFO_GET_STRING's BUFLEN (INOUT): a length in characters in Fortran,
+    the size of a buffer with its NUL in C; C's buffer is `{name}_c` bytes."""
+    def pre(self, p, fn):
+        return [f"int {p.name}_c = *{p.name} > 0 ? *{p.name} + 1 : 0;"]
+
+    def arg(self, p, fn):
+        return f"&{p.name}_c"
+
+    def post(self, p, fn):
+        flag = fn.param_of_kind(Logical)
+        cond = "rc == MPI_SUCCESS" + (f" && {flag.name}_c" if flag else "")
+        return [f"if ({cond}) *{p.name} = {p.name}_c - 1;"]
 
 
 class Logical(Kind):

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from fortran_kinds import (FORTRAN_TYPES, AddressOut, AttrCallback, AttrCallbackInt, AttrIn,
                            AttrInInt, AttrOut, AttrOutInt, Buffer, DatarepCallback, DatarepState,
-                           DetachedAddress, Drop, FortranIndex, FortranIndices, GrequestCallback,
+                           DetachedAddress, Drop, FortranBuflen, FortranIndex, FortranIndices, GrequestCallback,
                            GrequestState, KeyvalState, KeyvalStateInt, Logical, Pointer,
                            SameAbiCallback, Sentinel, Status, Statuses, StringIn, StringOut, Value,
                            fail)
@@ -72,6 +72,7 @@ CALLBACK_KINDS = {
     "MPI_User_function": SameAbiCallback(),
     "MPI_Comm_errhandler_function": SameAbiCallback(),
     "MPI_File_errhandler_function": SameAbiCallback(),
+    "MPI_Session_errhandler_function": SameAbiCallback(),
     "MPI_Datarep_conversion_function": DatarepCallback("conversion"),
     "MPI_Datarep_extent_function": DatarepCallback("extent"),
     "MPI_Comm_copy_attr_function": AttrCallback("copy"),
@@ -95,6 +96,14 @@ ANNOTATIONS = {
     # Fortran's MPI_INIT has no command line.
     "Init.argc": Drop(), "Init.argv": Drop(),
     "Init_thread.argc": Drop(), "Init_thread.argv": Drop(),
+    "Info_create_env.argc": Drop("0"), "Info_create_env.argv": Drop(),
+    # MPI 4.0's MPI_INFO_GET_STRING: BUFLEN counts characters in Fortran.
+    "Info_get_string.buflen": FortranBuflen(),
+    "Info_get_string.value": StringOut("buflen_c"),
+    "Info_get_string.key": StringIn(trim_leading=True),
+    # MPI_SESSION_GET_NTH_PSET: PSET_LEN counts characters, as BUFLEN above.
+    "Session_get_nth_pset.pset_len": FortranBuflen(),
+    "Session_get_nth_pset.pset_name": StringOut("pset_len_c"),
     # Output strings and the size of the C buffer they need.
     "Get_library_version.version": StringOut("MPI_MAX_LIBRARY_VERSION_STRING"),
     "Get_processor_name.name": StringOut("MPI_MAX_PROCESSOR_NAME"),
@@ -116,6 +125,8 @@ ANNOTATIONS = {
     "Waitany.index": FortranIndex(), "Testany.index": FortranIndex(),
     "Waitsome.array_of_indices": FortranIndices("outcount"),
     "Testsome.array_of_indices": FortranIndices("outcount"),
+    "Request_get_status_any.index": FortranIndex(),
+    "Request_get_status_some.array_of_indices": FortranIndices("outcount"),
     # Attribute values are address-sized integers in Fortran.
     "Comm_set_attr.attribute_val": AttrIn(), "Type_set_attr.attribute_val": AttrIn(),
     "Comm_get_attr.attribute_val": AttrOut("comm_keyval"),

@@ -11,6 +11,7 @@ HANDLE_KINDS = {
     "MPI_Comm": 1, "MPI_Group": 2, "MPI_Datatype": 3, "MPI_Op": 4,
     "MPI_Errhandler": 5, "MPI_Request": 6, "MPI_Info": 7, "MPI_Win": 8,
     "MPI_File": 9, "MPI_Message": 10,
+    "MPI_Session": 11,  # MPI 4.0 sessions
 }
 
 def handle(kind, index):
@@ -35,6 +36,9 @@ HANDLES = [
     ("MPI_FILE_NULL", "MPI_File", 0),
     ("MPI_MESSAGE_NULL", "MPI_Message", 0),
     ("MPI_MESSAGE_NO_PROC", "MPI_Message", 1),
+    # MPI 4.0 and 4.1 (issue 31).
+    ("MPI_ERRORS_ABORT", "MPI_Errhandler", 3),
+    ("MPI_SESSION_NULL", "MPI_Session", 0),
 ]
 
 # Predefined datatypes: (name, C expression for the element type or None for
@@ -919,3 +923,68 @@ int MPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], 
 int MPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request);
 """
 FUNCTIONS += MPI4_LARGE_COUNT_FUNCTIONS
+# MPI 4.0 and 4.1, the rest (issue 31): nonblocking sendrecv, the info and
+# status additions, error classes and their removal, hardware splits, sessions.
+MPI4_ERROR_CLASSES = [
+    ("MPI_ERR_PROC_ABORTED", 74, "Operation failed because a peer process has aborted"),
+    ("MPI_ERR_VALUE_TOO_LARGE", 75, "Value is too large to store"),
+    ("MPI_ERR_SESSION", 76, "Invalid session handle"),
+    ("MPI_ERR_ERRHANDLER", 77, "Invalid error handler"),
+]
+ERROR_CLASSES += MPI4_ERROR_CLASSES
+INT_CONSTANTS += [
+    ("MPI_COMM_TYPE_HW_GUIDED", 2), ("MPI_COMM_TYPE_HW_UNGUIDED", 3),
+    ("MPI_COMM_TYPE_RESOURCE_GUIDED", 4),
+    ("MPI_MAX_PSET_NAME_LEN", 256), ("MPI_MAX_STRINGTAG_LEN", 256),
+]
+MPI4_REST_FUNCTIONS = """
+# Nonblocking send-receive (MPI 4.0 section 3.10)
+int MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request);
+int MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request);
+int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request);
+# Info (MPI 4.0 sections 10.2 and 11.2.1)
+int MPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag);
+int MPI_Info_create_env(int argc, char *argv[], MPI_Info *info);
+# Status fields (MPI 4.1 section 3.2.5)
+int MPI_Status_set_source(MPI_Status *status, int source);
+int MPI_Status_set_tag(MPI_Status *status, int tag);
+int MPI_Status_set_error(MPI_Status *status, int err);
+int MPI_Status_get_source(const MPI_Status *status, int *source);
+int MPI_Status_get_tag(const MPI_Status *status, int *tag);
+int MPI_Status_get_error(const MPI_Status *status, int *err);
+# Error classes, codes and strings removed (MPI 4.1 section 9.5)
+int MPI_Remove_error_class(int errorclass);
+int MPI_Remove_error_code(int errorcode);
+int MPI_Remove_error_string(int errorcode);
+# Hardware resources (MPI 4.1 sections 7.4.2 and 11.4)
+int MPI_Get_hw_resource_info(MPI_Info *hw_info);
+# Sessions (MPI 4.0 section 11.3) and communicators from groups (7.4.2, 7.6.2)
+int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session);
+int MPI_Session_finalize(MPI_Session *session);
+int MPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names);
+int MPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len, char *pset_name);
+int MPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info);
+int MPI_Session_get_info(MPI_Session session, MPI_Info *info_used);
+int MPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup);
+int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newcomm);
+int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group, int remote_leader, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newintercomm);
+int MPI_Session_create_errhandler(MPI_Session_errhandler_function *session_errhandler_fn, MPI_Errhandler *errhandler);
+int MPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler);
+int MPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler);
+int MPI_Session_call_errhandler(MPI_Session session, int errorcode);
+MPI_Session MPI_Session_f2c(MPI_Fint session);
+MPI_Fint MPI_Session_c2f(MPI_Session session);
+"""
+FUNCTIONS += MPI4_REST_FUNCTIONS
+
+# MPI 4.1, the remaining calls (issue 31, part 3): request status without
+# freeing, value-index pair types.
+MPI41_MORE_FUNCTIONS = """
+# Request status of arrays, requests left as they are (MPI 4.1 section 3.7.6)
+int MPI_Request_get_status_any(int count, const MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status);
+int MPI_Request_get_status_all(int count, const MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[]);
+int MPI_Request_get_status_some(int incount, const MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[]);
+# Value-index pair types (MPI 4.1 section 6.9.4)
+int MPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type, MPI_Datatype *pair_type);
+"""
+FUNCTIONS += MPI41_MORE_FUNCTIONS

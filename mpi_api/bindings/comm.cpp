@@ -1,8 +1,11 @@
 // Communicator constructors, destructor, comparison and accessors.
 #include <cstring>
+#include <map>
 #include <memory>
+#include <string>
 
 #include "mpi_api/comm_ops.hpp"
+#include "mpi_api/hardware.hpp"
 #include "mpi_api/progress.hpp"
 #include "mpi_api/rank.hpp"
 #include "mpi_api/request.hpp"
@@ -38,10 +41,14 @@ bool is_comm_hint(const std::string& key, const std::string& value) {
     return false;
 }
 
-void keep_hints(Comm* c, const Info* i) {
+void keep_hints(std::map<std::string, std::string>* hints, const Info* i) {
     if (!i) return;
     for (const auto& [k, v] : i->entries)
-        if (is_comm_hint(k, v)) c->hints[k] = v;
+        if (is_comm_hint(k, v)) (*hints)[k] = v;
+}
+
+void keep_hints(Comm* c, const Info* i) {
+    keep_hints(&c->hints, i);
 }
 
 MPI_Comm handle_of(const Comm* c) {
@@ -56,18 +63,43 @@ struct IdupWork {
     DupTags tags;
     MPI_Comm* newcomm;
     Request* request;
+    // MPI_Comm_idup_with_info: the hints of the info, taken in the call (the
+    // info may be freed before the duplication runs).
+    bool with_info = false;
+    std::map<std::string, std::string> hints;
 };
 
 void idup_task(void* p) {
     std::unique_ptr<IdupWork> w(static_cast<IdupWork*>(p));
     Comm* n = nullptr;
     const int e = comm_dup_reserved(w->old, w->tags, &n);
+    if (n && w->with_info) n->hints = std::move(w->hints);
     *w->newcomm = handle_of(n);
     set_empty_status(&w->request->status);
     if (e)
         complete_with_error(w->request, e);
     else
         complete(w->request);
+}
+
+int idup(Comm* c, MPI_Comm* newcomm, MPI_Request* request, const Info* info) {
+    MPC_TRY(c, check_not_null(newcomm, "newcomm"));
+    MPC_TRY(c, check_not_null(request, "request"));
+    Request* r = request_allocate(Request::Kind::Collective, c->owner, c);
+    r->active = true;
+    auto* work = new IdupWork{c, reserve_dup_tags(c), newcomm, r, false, {}};
+    if (info) {
+        work->with_info = true;
+        keep_hints(&work->hints, info);
+    }
+    *request = r->handle;
+    if (mpc::sched::Scheduler* s = mpc::sched::current_scheduler()) {
+        const int vp = mpc::sched::current_vp_index();
+        s->spawn(vp >= 0 ? vp : c->owner->vp, idup_task, work, c->owner);
+    } else {
+        idup_task(work);  // no scheduler (never while ranks run): at once
+    }
+    return MPI_SUCCESS;
 }
 
 }  // namespace
@@ -88,19 +120,20 @@ int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
     MPC_ENTER_ACTIVE(Comm_idup);
     Comm* c = nullptr;
     if (int e = check_comm(comm, &c)) return raise(nullptr, e);
-    MPC_TRY(c, check_not_null(newcomm, "newcomm"));
-    MPC_TRY(c, check_not_null(request, "request"));
-    Request* r = request_allocate(Request::Kind::Collective, c->owner, c);
-    r->active = true;
-    auto* work = new IdupWork{c, reserve_dup_tags(c), newcomm, r};
-    *request = r->handle;
-    if (mpc::sched::Scheduler* s = mpc::sched::current_scheduler()) {
-        const int vp = mpc::sched::current_vp_index();
-        s->spawn(vp >= 0 ? vp : c->owner->vp, idup_task, work, c->owner);
-    } else {
-        idup_task(work);  // no scheduler (never while ranks run): at once
-    }
-    return MPI_SUCCESS;
+    return idup(c, newcomm, request, nullptr);
+}
+
+// MPI 4.0 section 7.4.2: as MPI_Comm_idup, the new communicator's hints
+// being those of info instead of comm's.
+int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm,
+                             MPI_Request* request) {
+    MPC_ENTER_ACTIVE(Comm_idup_with_info);
+    Comm* c = nullptr;
+    Info* i = nullptr;
+    if (int e = check_comm(comm, &c)) return raise(nullptr, e);
+    MPC_TRY(c, check_info_arg(info, &i));
+    static const Info kNoHints;
+    return idup(c, newcomm, request, i ? i : &kNoHints);
 }
 
 int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
@@ -137,18 +170,49 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
     if (int e = check_comm(comm, &c)) return raise(nullptr, e);
     MPC_TRY(c, check_not_null(newcomm, "newcomm"));
     MPC_TRY(c, check_info_arg(info, &i));
-    if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED)
-        return raise(c, make_error(MPI_ERR_ARG,
-                                   "split_type %d: MPI_COMM_TYPE_SHARED or MPI_UNDEFINED expected",
-                                   split_type));
-    // Shared memory spans exactly the ranks of the caller's node process. On an
-    // intercommunicator (MPI 3.1 allows any communicator) the split pairs the
-    // local and remote ranks of each node process, as MPI_Comm_split does.
-    const int color = split_type == MPI_UNDEFINED
-                          ? MPI_UNDEFINED
-                          : world().node_of[static_cast<size_t>(me->world_rank)];
-    MPC_TRY(c, comm_split(c, color, key, &n));
+    const std::string* hw = i ? i->find(kHwResourceKey) : nullptr;
+    switch (split_type) {
+        case MPI_UNDEFINED:
+            MPC_TRY(c, comm_split(c, MPI_UNDEFINED, key, &n));
+            break;
+        case MPI_COMM_TYPE_SHARED:
+            // Shared memory spans exactly the ranks of the caller's node
+            // process. On an intercommunicator (MPI 3.1 allows any) the split
+            // pairs the local and remote ranks of each node process, as
+            // MPI_Comm_split does.
+            MPC_TRY(c,
+                    comm_split(c, world().node_of[static_cast<size_t>(me->world_rank)], key, &n));
+            break;
+        case MPI_COMM_TYPE_HW_GUIDED:
+            // MPI 4.0 section 7.4.2: no info, no key or a value nobody knows
+            // gives MPI_COMM_NULL (the value is the same at every rank).
+            if (hw) MPC_TRY(c, comm_split_hw_guided(c, *hw, key, &n));
+            break;
+        case MPI_COMM_TYPE_HW_UNGUIDED:
+            MPC_TRY(c, comm_split_hw_unguided(c, key, &n));
+            break;
+        case MPI_COMM_TYPE_RESOURCE_GUIDED:
+            // MPI 4.1: a process set, or a hardware resource as HW_GUIDED.
+            if (const std::string* pset = i ? i->find("mpi_pset_name") : nullptr)
+                MPC_TRY(c, comm_split_pset(c, *pset, key, &n));
+            else if (hw)
+                MPC_TRY(c, comm_split_hw_guided(c, *hw, key, &n));
+            break;
+        default:
+            return raise(c, make_error(MPI_ERR_ARG,
+                                       "split_type %d: MPI_COMM_TYPE_SHARED, _HW_GUIDED, "
+                                       "_HW_UNGUIDED, _RESOURCE_GUIDED or MPI_UNDEFINED expected",
+                                       split_type));
+    }
     *newcomm = handle_of(n);
+    return MPI_SUCCESS;
+}
+
+// MPI 4.1 section 11.4: the hardware the calling rank runs on.
+int PMPI_Get_hw_resource_info(MPI_Info* hw_info) {
+    MPC_ENTER_ACTIVE(Get_hw_resource_info);
+    MPC_TRY(nullptr, check_not_null(hw_info, "hw_info"));
+    *hw_info = info_create(hw_resource_info(me));
     return MPI_SUCCESS;
 }
 
@@ -373,6 +437,8 @@ int PMPI_Comm_get_parent(MPI_Comm* parent) {
 MPC_WEAK(MPI_Comm_dup)
 MPC_WEAK(MPI_Comm_dup_with_info)
 MPC_WEAK(MPI_Comm_idup)
+MPC_WEAK(MPI_Comm_idup_with_info)
+MPC_WEAK(MPI_Get_hw_resource_info)
 MPC_WEAK(MPI_Comm_split)
 MPC_WEAK(MPI_Comm_split_type)
 MPC_WEAK(MPI_Comm_create)

@@ -48,6 +48,21 @@ int PMPI_Add_error_string(int errorcode, const char* string) {
     return raise(nullptr, add_error_string(errorcode, string));
 }
 
+int PMPI_Remove_error_class(int errorclass) {
+    MPC_ENTER_ACTIVE(Remove_error_class);
+    return raise(nullptr, remove_error_class(errorclass));
+}
+
+int PMPI_Remove_error_code(int errorcode) {
+    MPC_ENTER_ACTIVE(Remove_error_code);
+    return raise(nullptr, remove_error_code(errorcode));
+}
+
+int PMPI_Remove_error_string(int errorcode) {
+    MPC_ENTER_ACTIVE(Remove_error_string);
+    return raise(nullptr, remove_error_string(errorcode));
+}
+
 int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function* fn, MPI_Errhandler* errhandler) {
     MPC_ENTER_ACTIVE(Comm_create_errhandler);
     if (!fn || !errhandler)
@@ -83,7 +98,7 @@ int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) {
 }
 
 int PMPI_Errhandler_free(MPI_Errhandler* errhandler) {
-    MPC_ENTER_ACTIVE(Errhandler_free);
+    MPC_ENTER(Errhandler_free);
     if (!errhandler) return raise(nullptr, make_error(MPI_ERR_ARG, "errhandler is NULL"));
     return raise(nullptr, errhandler_free(errhandler));
 }
@@ -95,6 +110,9 @@ MPC_WEAK(MPI_Error_class)
 MPC_WEAK(MPI_Add_error_class)
 MPC_WEAK(MPI_Add_error_code)
 MPC_WEAK(MPI_Add_error_string)
+MPC_WEAK(MPI_Remove_error_class)
+MPC_WEAK(MPI_Remove_error_code)
+MPC_WEAK(MPI_Remove_error_string)
 MPC_WEAK(MPI_Comm_create_errhandler)
 MPC_WEAK(MPI_Comm_set_errhandler)
 MPC_WEAK(MPI_Comm_get_errhandler)

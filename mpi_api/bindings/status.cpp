@@ -123,6 +123,34 @@ int PMPI_Status_set_cancelled(MPI_Status* status, int flag) {
     return MPI_SUCCESS;
 }
 
+// MPI 4.1 section 3.2.5: the public fields through calls (for bindings
+// without access to the structure, and generalized requests' query_fn).
+#define MPC_STATUS_SET(Name, field, value_name)                                                    \
+    int PMPI_Status_set_##Name(MPI_Status* status, int value_name) {                               \
+        MPC_ENTER(Status_set_##Name);                                                              \
+        if (!status || status == MPI_STATUS_IGNORE)                                                \
+            return raise(nullptr, make_error(MPI_ERR_ARG, "status is NULL or MPI_STATUS_IGNORE")); \
+        status->field = value_name;                                                                \
+        return MPI_SUCCESS;                                                                        \
+    }
+#define MPC_STATUS_GET(Name, field, value_name)                                                    \
+    int PMPI_Status_get_##Name(const MPI_Status* status, int* value_name) {                        \
+        MPC_ENTER(Status_get_##Name);                                                              \
+        if (!status || status == MPI_STATUS_IGNORE)                                                \
+            return raise(nullptr, make_error(MPI_ERR_ARG, "status is NULL or MPI_STATUS_IGNORE")); \
+        if (!value_name) return raise(nullptr, make_error(MPI_ERR_ARG, #value_name " is NULL"));   \
+        *value_name = status->field;                                                               \
+        return MPI_SUCCESS;                                                                        \
+    }
+MPC_STATUS_SET(source, MPI_SOURCE, source)
+MPC_STATUS_SET(tag, MPI_TAG, tag)
+MPC_STATUS_SET(error, MPI_ERROR, err)
+MPC_STATUS_GET(source, MPI_SOURCE, source)
+MPC_STATUS_GET(tag, MPI_TAG, tag)
+MPC_STATUS_GET(error, MPI_ERROR, err)
+#undef MPC_STATUS_SET
+#undef MPC_STATUS_GET
+
 int PMPI_Type_size(MPI_Datatype datatype, int* size) {
     MPC_ENTER_ACTIVE(Type_size);
     if (!size) return raise(nullptr, make_error(MPI_ERR_ARG, "size is NULL"));
@@ -178,3 +206,9 @@ MPC_WEAK(MPI_Get_count_c)
 MPC_WEAK(MPI_Get_elements_c)
 MPC_WEAK(MPI_Status_set_elements_c)
 MPC_WEAK(MPI_Type_size_c)
+MPC_WEAK(MPI_Status_set_source)
+MPC_WEAK(MPI_Status_set_tag)
+MPC_WEAK(MPI_Status_set_error)
+MPC_WEAK(MPI_Status_get_source)
+MPC_WEAK(MPI_Status_get_tag)
+MPC_WEAK(MPI_Status_get_error)

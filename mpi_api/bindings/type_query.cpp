@@ -1,5 +1,6 @@
 // Datatype life cycle and queries: commit, free, extents, envelope and
-// contents (with their large-count forms), names, MPI_Type_match_size, and
+// contents (with their large-count forms), names, MPI_Type_match_size,
+// MPI_Type_get_value_index, and
 // address arithmetic.
 #include <algorithm>
 #include <cstring>
@@ -246,6 +247,36 @@ MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2) {
     return static_cast<MPI_Aint>(static_cast<uintptr_t>(addr1) - static_cast<uintptr_t>(addr2));
 }
 
+// MPI 4.1 section 6.9.4: the predefined value-index pair type of MINLOC and
+// MAXLOC for (value, index), or MPI_DATATYPE_NULL when there is none. The
+// C pairs take an MPI_INT index; the Fortran ones are two of a kind.
+int PMPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type,
+                              MPI_Datatype* pair_type) {
+    MPC_ENTER_ACTIVE(Type_get_value_index);
+    Datatype* t;
+    if (int e = check_type(value_type, &t, false)) return raise(nullptr, e);
+    if (int e = check_type(index_type, &t, false)) return raise(nullptr, e);
+    if (int e = check_out(pair_type, "pair_type")) return raise(nullptr, e);
+    struct Pair {
+        MPI_Datatype value, index, pair;
+    };
+    static const Pair pairs[] = {
+        {MPI_FLOAT, MPI_INT, MPI_FLOAT_INT},
+        {MPI_DOUBLE, MPI_INT, MPI_DOUBLE_INT},
+        {MPI_LONG, MPI_INT, MPI_LONG_INT},
+        {MPI_INT, MPI_INT, MPI_2INT},
+        {MPI_SHORT, MPI_INT, MPI_SHORT_INT},
+        {MPI_LONG_DOUBLE, MPI_INT, MPI_LONG_DOUBLE_INT},
+        {MPI_REAL, MPI_REAL, MPI_2REAL},
+        {MPI_DOUBLE_PRECISION, MPI_DOUBLE_PRECISION, MPI_2DOUBLE_PRECISION},
+        {MPI_INTEGER, MPI_INTEGER, MPI_2INTEGER},
+    };
+    *pair_type = MPI_DATATYPE_NULL;
+    for (const Pair& p : pairs)
+        if (p.value == value_type && p.index == index_type) *pair_type = p.pair;
+    return MPI_SUCCESS;
+}
+
 }  // extern "C"
 
 MPC_WEAK(MPI_Type_commit)
@@ -265,3 +296,4 @@ MPC_WEAK(MPI_Type_get_envelope_c)
 MPC_WEAK(MPI_Type_get_contents_c)
 MPC_WEAK(MPI_Type_get_extent_c)
 MPC_WEAK(MPI_Type_get_true_extent_c)
+MPC_WEAK(MPI_Type_get_value_index)

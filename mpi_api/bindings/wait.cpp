@@ -1,9 +1,12 @@
-// Completion: Wait, Test and their any/all/some forms, Request_free, Cancel.
+// Completion: Wait, Test and their any/all/some forms, Request_free, Cancel,
+// and Request_get_status with its any/all/some forms (MPI 4.1), which report
+// completion but must never free or deactivate a request.
 #include <algorithm>
 #include <vector>
 
 #include "mpi_api/p2p.hpp"
 #include "mpi_api/progress.hpp"
+#include "mpi_api/progress_engine.hpp"
 #include "requests.hpp"
 
 using namespace mpc::mpi;
@@ -59,7 +62,7 @@ private:
 };
 
 // Active requests of an array (null entries and inactive persistent ones skipped).
-int collect(int count, MPI_Request* reqs, Collected& out) {
+int collect(int count, const MPI_Request* reqs, Collected& out) {
     out.assign(count);
     for (int i = 0; i < count; ++i) {
         Request* r;
@@ -349,6 +352,115 @@ int PMPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) 
     return MPI_SUCCESS;
 }
 
+// The status of a completed request, the request left as it is; returns the
+// request's own error code (a generalized request's from its query_fn).
+static int peek_status(Request* r, MPI_Status* status) {
+    if (r->kind == Request::Kind::Generalized) return grequest_query(r, status);
+    status_out(status, r->status);
+    return r->status.MPI_ERROR;
+}
+
+// MPI 4.1 section 3.7.6: as MPI_Testany, but the request is neither freed nor
+// made inactive; no active request: flag true, index MPI_UNDEFINED.
+int PMPI_Request_get_status_any(int count, const MPI_Request array_of_requests[], int* index,
+                                int* flag, MPI_Status* status) {
+    MPC_ENTER_ACTIVE(Request_get_status_any);
+    if (int e = check_array(count, array_of_requests)) return raise(nullptr, e);
+    if (!index || !flag) return raise(nullptr, make_error(MPI_ERR_ARG, "index or flag is NULL"));
+    Collected rs;
+    if (int e = collect(count, array_of_requests, rs))
+        return raise(nullptr, e);
+    bool any = false, any_done = false;
+    for (Request* r : rs) {
+        any = any || r;
+        any_done = any_done || (r && r->is_complete());
+    }
+    *index = MPI_UNDEFINED;
+    if (!any) {
+        *flag = 1;
+        set_empty_status(status);
+        return MPI_SUCCESS;
+    }
+    if (!any_done) progress_for_test();
+    for (int i = 0; i < count; ++i) {
+        Request* r = rs[static_cast<size_t>(i)];
+        if (r && r->is_complete()) {
+            *flag = 1;
+            *index = i;
+            return raise(r->comm, peek_status(r, status));
+        }
+    }
+    *flag = 0;
+    return MPI_SUCCESS;
+}
+
+// As MPI_Testall without freeing: flag true when every active request has
+// completed, then the statuses (empty ones for null and inactive handles).
+int PMPI_Request_get_status_all(int count, const MPI_Request array_of_requests[], int* flag,
+                                MPI_Status array_of_statuses[]) {
+    MPC_ENTER_ACTIVE(Request_get_status_all);
+    if (int e = check_array(count, array_of_requests)) return raise(nullptr, e);
+    if (!flag) return raise(nullptr, make_error(MPI_ERR_ARG, "flag is NULL"));
+    Collected rs;
+    if (int e = collect(count, array_of_requests, rs))
+        return raise(nullptr, e);
+    auto all_done = [&] {
+        for (Request* r : rs)
+            if (r && !r->is_complete()) return false;
+        return true;
+    };
+    if (!all_done()) progress_for_test();
+    *flag = all_done();
+    if (!*flag) return MPI_SUCCESS;
+    Codes codes;
+    for (int i = 0; i < count; ++i) {
+        Request* r = rs[static_cast<size_t>(i)];
+        MPI_Status* st = ignore(array_of_statuses) ? MPI_STATUS_IGNORE : &array_of_statuses[i];
+        if (!r) {
+            set_empty_status(st);
+            codes.note(i, MPI_SUCCESS, nullptr);
+            continue;
+        }
+        codes.note(i, peek_status(r, st), r->comm);
+    }
+    return codes.result(array_of_statuses, count);
+}
+
+// As MPI_Testsome without freeing: the completed active requests' indices
+// and statuses; outcount MPI_UNDEFINED when no request is active.
+int PMPI_Request_get_status_some(int incount, const MPI_Request array_of_requests[],
+                                 int* outcount, int array_of_indices[],
+                                 MPI_Status array_of_statuses[]) {
+    MPC_ENTER_ACTIVE(Request_get_status_some);
+    if (int e = check_array(incount, array_of_requests)) return raise(nullptr, e);
+    if (!outcount || (incount > 0 && !array_of_indices))
+        return raise(nullptr, make_error(MPI_ERR_ARG, "outcount or array_of_indices is NULL"));
+    Collected rs;
+    if (int e = collect(incount, array_of_requests, rs))
+        return raise(nullptr, e);
+    bool any = false, any_done = false;
+    for (Request* r : rs) {
+        any = any || r;
+        any_done = any_done || (r && r->is_complete());
+    }
+    if (!any) {
+        *outcount = MPI_UNDEFINED;
+        return MPI_SUCCESS;
+    }
+    if (!any_done) progress_for_test();
+    int n = 0;
+    Codes codes;
+    for (int i = 0; i < incount; ++i) {
+        Request* r = rs[static_cast<size_t>(i)];
+        if (!r || !r->is_complete()) continue;
+        MPI_Status* st = ignore(array_of_statuses) ? MPI_STATUS_IGNORE : &array_of_statuses[n];
+        codes.note(n, peek_status(r, st), r->comm);
+        array_of_indices[n++] = i;
+    }
+    *outcount = n;
+    return codes.result(array_of_statuses, n);
+}
+
 int PMPI_Cancel(MPI_Request* request) {
     MPC_ENTER_ACTIVE(Cancel);
     if (!request) return raise(nullptr, make_error(MPI_ERR_REQUEST, "request is NULL"));
@@ -357,7 +469,7 @@ int PMPI_Cancel(MPI_Request* request) {
     if (!r) return raise(nullptr, make_error(MPI_ERR_REQUEST, "MPI_REQUEST_NULL passed"));
     if (r->persistent && !r->active)
         return raise(r->comm, make_error(MPI_ERR_REQUEST, "the persistent request is inactive"));
-    if (r->kind == Request::Kind::Collective)
+    if (r->kind == Request::Kind::Collective && !(r->operation && r->operation->cancel()))
         return raise(r->comm, make_error(MPI_ERR_REQUEST,
                                          "a nonblocking collective operation cannot be cancelled"));
     // A generalized request's cancel_fn is told whether it completed already.
@@ -391,5 +503,8 @@ MPC_WEAK(MPI_Waitsome)
 MPC_WEAK(MPI_Testsome)
 MPC_WEAK(MPI_Request_free)
 MPC_WEAK(MPI_Request_get_status)
+MPC_WEAK(MPI_Request_get_status_any)
+MPC_WEAK(MPI_Request_get_status_all)
+MPC_WEAK(MPI_Request_get_status_some)
 MPC_WEAK(MPI_Cancel)
 MPC_WEAK(MPI_Test_cancelled)

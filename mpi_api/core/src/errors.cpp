@@ -34,6 +34,7 @@ constexpr int kUserBase = MPI_ERR_LASTCODE + 1;
 struct UserCode {
     int cls;
     std::string text;
+    bool has_text = false;  // MPI_Add_error_string'd (and not removed since)
 };
 std::mutex g_user_mutex;
 std::map<int, UserCode> g_user_codes;  // user classes and codes, by code
@@ -50,13 +51,17 @@ const char* class_name(int cls) {
 
 HandlePool<Errhandler, HandleKind::Errhandler>& eh_pool() {
     static HandlePool<Errhandler, HandleKind::Errhandler>* p = [] {
-        auto* pool = new HandlePool<Errhandler, HandleKind::Errhandler>(3);
+        auto* pool = new HandlePool<Errhandler, HandleKind::Errhandler>(4);
         Errhandler* fatal = pool->at(handle_index(MPI_ERRORS_ARE_FATAL));
         fatal->kind = Errhandler::Fatal;
         fatal->builtin = true;
         Errhandler* ret = pool->at(handle_index(MPI_ERRORS_RETURN));
         ret->kind = Errhandler::Return;
         ret->builtin = true;
+        Errhandler* abort = pool->at(handle_index(MPI_ERRORS_ABORT));
+        abort->kind = Errhandler::Abort;
+        abort->builtin = true;
+        pool->mark_live(handle_index(MPI_ERRORS_ABORT));
         pool->mark_live(handle_index(MPI_ERRORS_ARE_FATAL));
         pool->mark_live(handle_index(MPI_ERRORS_RETURN));
         return pool;
@@ -144,6 +149,71 @@ int add_error_string(int code, const char* text) {
                           "cannot be changed)",
                           code);
     it->second.text = text;
+    it->second.has_text = true;
+    return MPI_SUCCESS;
+}
+
+namespace {
+
+// The user-added class or code `code` (g_user_mutex held); nullptr and an
+// error in *err when there is none.
+UserCode* user_entry(int code, const char* what, int* err) {
+    if (code >= 0 && code <= MPI_ERR_LASTCODE) {
+        *err = make_error(MPI_ERR_ARG, "%d is a predefined error %s: it cannot be removed", code,
+                          what);
+        return nullptr;
+    }
+    auto it = g_user_codes.find(code);
+    if (it == g_user_codes.end()) {
+        *err = make_error(MPI_ERR_ARG, "%d is no error %s added by the program", code, what);
+        return nullptr;
+    }
+    return &it->second;
+}
+
+}  // namespace
+
+// MPI 4.1 section 9.5: only what the program added can go, codes before
+// their class and strings before their code.
+int remove_error_class(int cls) {
+    std::lock_guard<std::mutex> g(g_user_mutex);
+    int err = MPI_SUCCESS;
+    UserCode* u = user_entry(cls, "class", &err);
+    if (!u) return err;
+    if (u->cls != cls) return make_error(MPI_ERR_ARG, "%d is an error code, not a class", cls);
+    for (const auto& [code, entry] : g_user_codes)
+        if (code != cls && entry.cls == cls)
+            return make_error(MPI_ERR_ARG,
+                              "error class %d still has error code %d: remove the codes first", cls,
+                              code);
+    g_user_codes.erase(cls);
+    return MPI_SUCCESS;
+}
+
+int remove_error_code(int code) {
+    std::lock_guard<std::mutex> g(g_user_mutex);
+    int err = MPI_SUCCESS;
+    UserCode* u = user_entry(code, "code", &err);
+    if (!u) return err;
+    if (u->cls == code)
+        return make_error(MPI_ERR_ARG, "%d is an error class, not a code (MPI_Remove_error_class)",
+                          code);
+    if (u->has_text)
+        return make_error(
+            MPI_ERR_ARG, "error code %d still has its string: MPI_Remove_error_string first", code);
+    g_user_codes.erase(code);
+    return MPI_SUCCESS;
+}
+
+int remove_error_string(int code) {
+    std::lock_guard<std::mutex> g(g_user_mutex);
+    int err = MPI_SUCCESS;
+    UserCode* u = user_entry(code, "code or class", &err);
+    if (!u) return err;
+    if (!u->has_text)
+        return make_error(MPI_ERR_ARG, "error code %d has no string added to remove", code);
+    u->text.clear();
+    u->has_text = false;
     return MPI_SUCCESS;
 }
 
@@ -174,6 +244,19 @@ int errhandler_free(MPI_Errhandler* h) {
     return MPI_SUCCESS;
 }
 
+namespace {
+
+// MPI_ERRORS_ABORT (MPI 4.0 section 9.3) aborts the processes of the object's
+// communicator, as MPI_Abort on it would: here that ends the job, the message
+// naming the rank that raised the error.
+[[noreturn]] void abort_for(RankState* me, int code, int cls) {
+    runtime::fatal_status(
+        cls > 0 && cls < 256 ? cls : 1, "%s: %s (%s); MPI_ERRORS_ABORT: rank %d aborts the job",
+        current_fn_name(me), error_text(code).c_str(), class_name(cls), me ? me->world_rank : -1);
+}
+
+}  // namespace
+
 int raise_error(Comm* comm, int code) {
     RankState* me = current_rank();
     if (!comm && me) comm = &me->world;
@@ -187,6 +270,7 @@ int raise_error(Comm* comm, int code) {
         return code;
     }
     int cls = error_class_of(code);
+    if (eh && eh->kind == Errhandler::Abort) abort_for(me, code, cls);
     runtime::fatal_status(cls > 0 && cls < 256 ? cls : 1, "%s: %s (%s) on %s; aborting the job",
                           current_fn_name(me), error_text(code).c_str(), class_name(cls),
                           comm ? (comm->name.empty() ? "a communicator" : comm->name.c_str())
@@ -204,6 +288,7 @@ int raise_object(MPI_Errhandler h, int handle, int code, const char* what) {
         return code;
     }
     int cls = error_class_of(code);
+    if (eh && eh->kind == Errhandler::Abort) abort_for(current_rank(), code, cls);
     runtime::fatal_status(cls > 0 && cls < 256 ? cls : 1, "%s: %s (%s) on %s; aborting the job",
                           current_fn_name(current_rank()), error_text(code).c_str(),
                           class_name(cls), what);

@@ -46,7 +46,9 @@ void process_teardown() {
 bool rank_ended(RankState* rank, int status) {
     rank->exit_status = status;
     rank->ended.store(true, std::memory_order_relaxed);
-    return rank->phase.load() != RankState::Initialized;
+    // A rank that leaves with MPI initialized, or a session open, did not
+    // finish cleanly.
+    return rank->phase.load() != RankState::Initialized && rank->sessions.load() == 0;
 }
 
 }  // namespace mpc::mpi

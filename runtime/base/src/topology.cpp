@@ -115,6 +115,29 @@ std::vector<int> Topology::allowed_cores() const {
     return allowed.empty() ? all : allowed;
 }
 
+std::vector<Topology::Object> Topology::objects_of_core(int core) const {
+    hwloc_topology_t topo = as_topo(topo_);
+    const int n = num_cores();
+    hwloc_obj_t obj = hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE, static_cast<unsigned>(core % n));
+    if (!obj) obj = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PU, static_cast<unsigned>(core % n));
+    std::vector<Object> up;  // from the core up
+    if (!obj) return up;
+    hwloc_obj_t numa = hwloc_get_obj_by_type(
+        topo, HWLOC_OBJ_NUMANODE, static_cast<unsigned>(core_numa_[static_cast<size_t>(core % n)]));
+    if (numa && !hwloc_bitmap_intersects(numa->cpuset, obj->cpuset)) numa = nullptr;
+    if (obj->type == HWLOC_OBJ_CORE && obj->arity == 1 && obj->children[0]->type == HWLOC_OBJ_PU)
+        up.push_back({hwloc_obj_type_string(HWLOC_OBJ_PU),
+                      static_cast<int>(obj->children[0]->logical_index)});
+    for (hwloc_obj_t o = obj; o; o = o->parent) {
+        // A NUMA node hangs off the smallest object that holds its cores.
+        if (numa && numa->parent == o)
+            up.push_back(
+                {hwloc_obj_type_string(HWLOC_OBJ_NUMANODE), static_cast<int>(numa->logical_index)});
+        up.push_back({hwloc_obj_type_string(o->type), static_cast<int>(o->logical_index)});
+    }
+    return {up.rbegin(), up.rend()};
+}
+
 bool Topology::core_cpus(int core, cpu_set_t* out) const {
     if (!this_system_) return false;
     hwloc_topology_t topo = as_topo(topo_);

@@ -89,7 +89,8 @@ const char* current_fn_name(RankState* me);
 [[noreturn]] void not_initialized(RankState* me, gen::Fn fn);
 
 inline bool active(const RankState* me) {
-    return me && me->phase.load(std::memory_order_relaxed) == RankState::Initialized;
+    return me && (me->phase.load(std::memory_order_relaxed) == RankState::Initialized ||
+                  me->sessions.load(std::memory_order_relaxed) > 0);
 }
 
 int check_comm(MPI_Comm handle, Comm** out);

@@ -28,14 +28,18 @@ int add_error_class(int* cls);
 int add_error_code(int cls, int* code);
 int add_error_string(int code, const char* text);
 int last_used_code();
+// MPI_Remove_error_class/code/string (MPI 4.1): user-added ones only.
+int remove_error_class(int cls);
+int remove_error_code(int code);
+int remove_error_string(int code);
 
 // Error handlers. A user handler belongs to the kind of object it was created
 // for (MPI_Comm_create_errhandler, MPI_Win_create_errhandler); the predefined
 // ones fit every kind. Handles are ints alike, so one function type calls
 // them all.
-enum class ErrObject : uint8_t { Comm, Win };
+enum class ErrObject : uint8_t { Comm, Win, Session };
 struct Errhandler {
-    enum Kind { Fatal, Return, User } kind = Fatal;
+    enum Kind { Fatal, Return, User, Abort } kind = Fatal;
     MPI_Comm_errhandler_function* fn = nullptr;
     bool builtin = false;
     ErrObject object = ErrObject::Comm;

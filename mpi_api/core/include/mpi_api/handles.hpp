@@ -19,7 +19,7 @@ namespace mpc::mpi {
 
 enum class HandleKind : int {
     Comm = 1, Group = 2, Datatype = 3, Op = 4, Errhandler = 5, Request = 6, Info = 7,
-    Win = 8, File = 9, Message = 10,
+    Win = 8, File = 9, Message = 10, Session = 11,
 };
 
 constexpr int make_handle(HandleKind kind, uint32_t index) {

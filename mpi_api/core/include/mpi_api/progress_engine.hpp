@@ -22,6 +22,10 @@ public:
     // Advances as far as possible; true once finished. Called by one thread at
     // a time (the owner's progress lock is held).
     virtual bool progress() = 0;
+    // MPI_Cancel on the request: true when the operation takes it (it may
+    // still complete normally, the cancel having failed); false for those the
+    // standard forbids cancelling (collectives).
+    virtual bool cancel() { return false; }
     // Completed when progress() has returned true.
     Request* request = nullptr;
 };

@@ -131,6 +131,9 @@ struct RankState {
 
     enum Phase : int { NotInitialized = 0, Initialized = 1, Finalized = 2 };
     std::atomic<int> phase{NotInitialized};
+    // Sessions of this rank open now (MPI_Session_init, MPI 4.0 section
+    // 11.3): MPI is usable while the world model is initialized or one is.
+    std::atomic<int> sessions{0};
     int thread_level = MPI_THREAD_SINGLE;
     void* main_thread = nullptr;  // the waiter of the thread that initialized MPI
 

@@ -9,6 +9,7 @@
 #include <sched.h>
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 namespace mpc::runtime {
@@ -43,6 +44,18 @@ class Topology {
     // run on: those of its initial binding (a batch system's allocation, a
     // taskset), all of them when that binding is unknown or covers none.
     std::vector<int> allowed_cores() const;
+
+    // One hwloc object that contains a core: its type as hwloc names it
+    // ("Machine", "Package", "NUMANode", "L3Cache", "Core", ...) and its
+    // logical index among the objects of that type.
+    struct Object {
+        std::string type;
+        int index = 0;
+    };
+    // The objects containing core (modulo the core count), from the machine
+    // down to the core (and its PU when it has only one); a NUMA node comes
+    // right below the object it is attached to. For MPI's hardware splits.
+    std::vector<Object> objects_of_core(int core) const;
 
     ~Topology();
     Topology(const Topology&) = delete;
