@@ -71,14 +71,9 @@ int post(RankState* me, Comm* c, std::unique_ptr<SendRecv> op, MPI_Request* requ
     return MPI_SUCCESS;
 }
 
-}  // namespace
-
-extern "C" {
-
-int PMPI_Isendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                   void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
-                   MPI_Comm comm, MPI_Request* request) {
-    MPC_ENTER_ACTIVE(Isendrecv);
+int isendrecv(RankState* me, const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+              int dest, int sendtag, void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+              int source, int recvtag, MPI_Comm comm, MPI_Request* request) {
     auto op = std::make_unique<SendRecv>();
     Comm* c;
     if (int e = setup_p2p(&op->recv, me, Request::Kind::Recv, recvbuf, recvcount, recvtype, source,
@@ -91,9 +86,8 @@ int PMPI_Isendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, in
     return post(me, c, std::move(op), request);
 }
 
-int PMPI_Isendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag,
-                           int source, int recvtag, MPI_Comm comm, MPI_Request* request) {
-    MPC_ENTER_ACTIVE(Isendrecv_replace);
+int isendrecv_replace(RankState* me, void* buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                      int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request* request) {
     auto op = std::make_unique<SendRecv>();
     Comm* c;
     if (int e = setup_p2p(&op->recv, me, Request::Kind::Recv, buf, count, datatype, source, recvtag,
@@ -116,7 +110,44 @@ int PMPI_Isendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest
     return post(me, c, std::move(op), request);
 }
 
+}  // namespace
+
+extern "C" {
+
+int PMPI_Isendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                   void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                   MPI_Comm comm, MPI_Request* request) {
+    MPC_ENTER_ACTIVE(Isendrecv);
+    return isendrecv(me, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+                     source, recvtag, comm, request);
+}
+
+int PMPI_Isendrecv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+                     int sendtag, void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                     int source, int recvtag, MPI_Comm comm, MPI_Request* request) {
+    MPC_ENTER_ACTIVE(Isendrecv_c);
+    return isendrecv(me, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+                     source, recvtag, comm, request);
+}
+
+int PMPI_Isendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                           int source, int recvtag, MPI_Comm comm, MPI_Request* request) {
+    MPC_ENTER_ACTIVE(Isendrecv_replace);
+    return isendrecv_replace(me, buf, count, datatype, dest, sendtag, source, recvtag, comm,
+                             request);
+}
+
+int PMPI_Isendrecv_replace_c(void* buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                             int sendtag, int source, int recvtag, MPI_Comm comm,
+                             MPI_Request* request) {
+    MPC_ENTER_ACTIVE(Isendrecv_replace_c);
+    return isendrecv_replace(me, buf, count, datatype, dest, sendtag, source, recvtag, comm,
+                             request);
+}
+
 }  // extern "C"
 
 MPC_WEAK(MPI_Isendrecv)
+MPC_WEAK(MPI_Isendrecv_c)
 MPC_WEAK(MPI_Isendrecv_replace)
+MPC_WEAK(MPI_Isendrecv_replace_c)

@@ -82,6 +82,17 @@ static void blocking(void) {
     MPI_OK(MPI_Sendrecv_replace_c(r, N, MPI_INT, next, 11, prev, 11, MPI_COMM_WORLD, &st));
     expect(r, N, prev, "Sendrecv_replace_c");
     check_status(&st, MPI_INT, N, "Sendrecv_replace_c");
+    /* Isendrecv_c and Isendrecv_replace_c: one request for the pair. */
+    memset(r, 0, sizeof r);
+    MPI_OK(MPI_Isendrecv_c(s, N, MPI_INT, next, 12, r, N, MPI_INT, prev, 12, MPI_COMM_WORLD, &req));
+    MPI_OK(MPI_Wait(&req, &st));
+    expect(r, N, prev, "Isendrecv_c");
+    check_status(&st, MPI_INT, N, "Isendrecv_c");
+    memcpy(r, s, sizeof r);
+    MPI_OK(MPI_Isendrecv_replace_c(r, N, MPI_INT, next, 13, prev, 13, MPI_COMM_WORLD, &req));
+    MPI_OK(MPI_Wait(&req, &st));
+    expect(r, N, prev, "Isendrecv_replace_c");
+    check_status(&st, MPI_INT, N, "Isendrecv_replace_c");
 }
 
 static void nonblocking(void) {
@@ -183,6 +194,10 @@ static void errors(void) {
           "MPI_Send_c with count -1 is not MPI_ERR_COUNT");
     CHECK(error_class(MPI_Recv_c(&x, -5, MPI_INT, prev, 0, MPI_COMM_WORLD, &st)) == MPI_ERR_COUNT,
           "MPI_Recv_c with count -5 is not MPI_ERR_COUNT");
+    MPI_Request req;
+    CHECK(error_class(MPI_Isendrecv_c(&x, 1, MPI_INT, next, 0, &x, -2, MPI_INT, prev, 0,
+                                      MPI_COMM_WORLD, &req)) == MPI_ERR_COUNT,
+          "MPI_Isendrecv_c with recvcount -2 is not MPI_ERR_COUNT");
     CHECK(error_class(MPI_Type_contiguous_c(-3, MPI_INT, &t)) == MPI_ERR_COUNT,
           "MPI_Type_contiguous_c with count -3 is not MPI_ERR_COUNT");
     /* A count that an int would read as positive (2^32 + 1) is not truncated:
