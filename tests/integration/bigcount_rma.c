@@ -50,6 +50,8 @@ int main(int argc, char** argv) {
     MPI_OK(MPI_Win_fence(0, wc));
     same(ia, ca, "Put_c, Accumulate_c");
     for (int i = 0; i < N; ++i) CHECK(gi[i] == gc[i], "Get_c: element %d", i);
+    /* The next epoch's operations must not land while a rank still compares. */
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
 
     MPI_OK(MPI_Get_accumulate(src, N, MPI_INT, ri, N, MPI_INT, next, 2 * N, N, MPI_INT, MPI_MAX,
                               wi));
@@ -59,6 +61,7 @@ int main(int argc, char** argv) {
     MPI_OK(MPI_Win_fence(0, wc));
     same(ia, ca, "Get_accumulate_c");
     for (int i = 0; i < N; ++i) CHECK(ri[i] == rc[i], "Get_accumulate_c result %d", i);
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
 
     /* Request-based forms inside a passive target epoch. */
     MPI_OK(MPI_Win_lock_all(0, wi));
