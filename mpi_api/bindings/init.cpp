@@ -97,7 +97,7 @@ int PMPI_Finalize(void) {
     if (me->bsend) {
         void* buffer = nullptr;
         int size = 0;
-        bsend_detach(me, &buffer, &size);
+        bsend_detach(me->bsend, &buffer, &size);
     }
     // Every rank reaches this point before any leaves MPI: no message can still
     // be on its way to a finalized rank.

@@ -94,14 +94,14 @@ int PMPI_Bsend(const void* buf, int count, MPI_Datatype datatype, int dest, int 
 
 int PMPI_Buffer_attach(void* buffer, int size) {
     MPC_ENTER_ACTIVE(Buffer_attach);
-    return raise(nullptr, bsend_attach(me, buffer, size));
+    return raise(nullptr, bsend_attach(me->bsend, buffer, size));
 }
 
 int PMPI_Buffer_detach(void* buffer_addr, int* size) {
     MPC_ENTER_ACTIVE(Buffer_detach);
     if (!buffer_addr || !size)
         return raise(nullptr, make_error(MPI_ERR_ARG, "buffer_addr or size is NULL"));
-    return raise(nullptr, bsend_detach(me, buffer_addr, size));
+    return raise(nullptr, bsend_detach(me->bsend, buffer_addr, size));
 }
 
 int PMPI_Isend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
