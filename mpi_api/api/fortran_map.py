@@ -138,6 +138,8 @@ ANNOTATIONS = {
     "Keyval_create.extra_state": KeyvalStateInt(),
     "Grequest_start.extra_state": GrequestState(),
     "Buffer_detach.buffer_addr": DetachedAddress(),
+    "Comm_detach_buffer.buffer_addr": DetachedAddress(),
+    "Session_detach_buffer.buffer_addr": DetachedAddress(),
     # Windows: attribute values, names, and the addresses of memory MPI
     # allocates (INTEGER(KIND=MPI_ADDRESS_KIND) BASEPTR, for Cray pointers).
     "Win_set_attr.attribute_val": AttrIn(), "Win_get_attr.attribute_val": AttrOut("win_keyval"),

@@ -31,6 +31,7 @@ SENTINELS = [
     ("MPI_ERRCODES_IGNORE", "(1)", "errcodes_ignore"),
     ("MPI_UNWEIGHTED", "(1)", "unweighted"),
     ("MPI_WEIGHTS_EMPTY", "(1)", "weights_empty"),
+    ("MPI_BUFFER_AUTOMATIC", "", "buffer_automatic"),
 ]
 C_SIZES = {"int": 4, "long": 8, "long long": 8}
 

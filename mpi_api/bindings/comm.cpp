@@ -10,6 +10,7 @@
 #include "mpi_api/rank.hpp"
 #include "mpi_api/request.hpp"
 #include "object_checks.hpp"
+#include "requests.hpp"
 #include "scheduler/scheduler.hpp"
 
 using namespace mpc::mpi;
@@ -251,6 +252,7 @@ int PMPI_Comm_free(MPI_Comm* comm) {
     if (int e = check_comm(*comm, &c)) return raise(nullptr, e);
     if (c->predefined)
         return raise(c, make_error(MPI_ERR_COMM, "%s cannot be freed", c->name.c_str()));
+    bsend_flush(c->bsend.get());  // an attached buffer's messages leave first
     MPC_TRY(c, comm_free(c));
     *comm = MPI_COMM_NULL;
     return MPI_SUCCESS;
@@ -288,6 +290,7 @@ int PMPI_Comm_disconnect(MPI_Comm* comm) {
         return raise(c, make_error(MPI_ERR_COMM, "%s cannot be disconnected", c->name.c_str()));
     while (pending_on(c, me)) progress_for_test();
     if (int e = PMPI_Barrier(*comm)) return e;  // raised by the barrier
+    bsend_flush(c->bsend.get());
     MPC_TRY(c, comm_free(c));
     *comm = MPI_COMM_NULL;
     return MPI_SUCCESS;

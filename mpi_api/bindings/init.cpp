@@ -97,7 +97,13 @@ int PMPI_Finalize(void) {
     if (me->bsend) {
         void* buffer = nullptr;
         MPI_Count size = 0;
-        bsend_detach(me, &buffer, &size);
+        bsend_detach(me->bsend, &buffer, &size);
+    }
+    // The same for buffers still attached to the predefined communicators
+    // (MPI 4.1); those of other communicators went with MPI_Comm_free.
+    for (Comm* c : {&me->world, &me->self}) {
+        bsend_flush(c->bsend.get());
+        c->bsend.reset();
     }
     // Every rank reaches this point before any leaves MPI: no message can still
     // be on its way to a finalized rank.

@@ -152,7 +152,7 @@ int PMPI_Bsend(const void* buf, int count, MPI_Datatype datatype, int dest, int 
 
 int PMPI_Buffer_attach(void* buffer, int size) {
     MPC_ENTER_ACTIVE(Buffer_attach);
-    return raise(nullptr, bsend_attach(me, buffer, size));
+    return raise(nullptr, bsend_attach(me->bsend, buffer, size));
 }
 
 int PMPI_Buffer_detach(void* buffer_addr, int* size) {
@@ -160,22 +160,21 @@ int PMPI_Buffer_detach(void* buffer_addr, int* size) {
     if (!buffer_addr || !size)
         return raise(nullptr, make_error(MPI_ERR_ARG, "buffer_addr or size is NULL"));
     MPI_Count n = 0;
-    int e = bsend_detach(me, buffer_addr, &n);
-    // A buffer attached with MPI_Buffer_attach_c may be larger than an int.
-    *size = n > INT_MAX ? MPI_UNDEFINED : static_cast<int>(n);
+    const int e = bsend_detach(me->bsend, buffer_addr, &n);
+    *size = int_size(n);  // a buffer attached with MPI_Buffer_attach_c may not fit
     return raise(nullptr, e);
 }
 
 int PMPI_Buffer_attach_c(void* buffer, MPI_Count size) {
     MPC_ENTER_ACTIVE(Buffer_attach_c);
-    return raise(nullptr, bsend_attach(me, buffer, size));
+    return raise(nullptr, bsend_attach(me->bsend, buffer, size));
 }
 
 int PMPI_Buffer_detach_c(void* buffer_addr, MPI_Count* size) {
     MPC_ENTER_ACTIVE(Buffer_detach_c);
     if (!buffer_addr || !size)
         return raise(nullptr, make_error(MPI_ERR_ARG, "buffer_addr or size is NULL"));
-    return raise(nullptr, bsend_detach(me, buffer_addr, size));
+    return raise(nullptr, bsend_detach(me->bsend, buffer_addr, size));
 }
 
 int PMPI_Isend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <algorithm>
+#include <climits>
 #include <cstdint>
+#include <memory>
 
 #include "mpi_api/api.hpp"
 #include "mpi_api/p2p.hpp"
@@ -54,11 +56,21 @@ inline int setup_p2p(Request* r, RankState* me, Request::Kind kind, const void* 
     return MPI_SUCCESS;
 }
 
-// Buffered sends (MPI_Buffer_attach/detach, Bsend, Ibsend, Bsend_init).
+// Buffered sends (MPI_Buffer_attach/detach, Bsend, Ibsend, Bsend_init, and
+// MPI 4.1's buffers of communicators and sessions): slot is the holder's
+// buffer (a rank's, communicator's or session's).
 int bsend_start(Request* r);
-int bsend_attach(RankState* me, void* buffer, MPI_Count size);
-// *size: the attached size (the int form checks that it fits an int).
-int bsend_detach(RankState* me, void* buffer_addr, MPI_Count* size);
+int bsend_attach(std::shared_ptr<BsendBuffer>& slot, void* buffer, MPI_Count size);
+// *size: the attached size (int_size gives it to an int form).
+int bsend_detach(std::shared_ptr<BsendBuffer>& slot, void* buffer_addr, MPI_Count* size);
+// An attached size for an int form: MPI_UNDEFINED when it does not fit
+// (a buffer attached with an _c call).
+inline int int_size(MPI_Count n) { return n > INT_MAX ? MPI_UNDEFINED : static_cast<int>(n); }
+// Blocks until the messages buffered in b (may be null) have left it.
+void bsend_flush(BsendBuffer* b);
+// The same as a request of rank me raised on c (may be null); b may be null.
+int bsend_iflush(RankState* me, Comm* c, const std::shared_ptr<BsendBuffer>& b,
+                 MPI_Request* request);
 
 // Completes r at once: its peer is MPI_PROC_NULL.
 void start_null(Request* r);

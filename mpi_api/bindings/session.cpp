@@ -8,7 +8,8 @@
 // initialized or not), the stringtag hashed into the agreement's tag. Errors
 // of a call on a session go to the session's handler; those of the
 // constructors to the handler they are given. Nothing here may block but
-// the two collective constructors.
+// the two collective constructors and, until the session's buffered messages
+// have left, MPI_Session_detach_buffer, _flush_buffer and _finalize.
 #include "mpi_api/session.hpp"
 
 #include <strings.h>
@@ -20,6 +21,7 @@
 #include "mpi_api/pset.hpp"
 #include "mpit.hpp"
 #include "object_checks.hpp"
+#include "requests.hpp"
 
 using namespace mpc::mpi;
 
@@ -129,6 +131,9 @@ int PMPI_Session_finalize(MPI_Session* session) {
     Session* s = nullptr;
     if (!session) return raise(nullptr, make_error(MPI_ERR_ARG, "session is NULL"));
     if (int e = check_session(me, *session, &s)) return raise(nullptr, e);
+    // An attached buffer is detached: its messages leave first (MPI 4.1 3.6.1).
+    bsend_flush(s->bsend.get());
+    s->bsend.reset();
     session_free(s);
     *session = MPI_SESSION_NULL;
     return MPI_SUCCESS;
@@ -201,6 +206,8 @@ int PMPI_Group_from_session_pset(MPI_Session session, const char* pset_name, MPI
     if (!pset_members(pset_name, me, &members))
         return raise_session(s, make_error(MPI_ERR_ARG, "\"%s\" is no process set", pset_name));
     *newgroup = group_create(group_from_world_ranks(std::move(members)));
+    // Communicators made from it use the session's buffered-send buffer.
+    group_lookup(*newgroup)->session = s->handle;
     return MPI_SUCCESS;
 }
 
@@ -223,6 +230,7 @@ int PMPI_Comm_create_from_group(MPI_Group group, const char* stringtag, MPI_Info
     Comm* n = nullptr;
     if (int e = comm_create_group(&me->world, g->data, tag_of(stringtag), &n)) return fail(e);
     adopt(n, i, errhandler);
+    if (n) n->session = g->session;
     *newcomm = handle_or_null(n);
     return MPI_SUCCESS;
 }
@@ -273,8 +281,66 @@ int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
     comm_free(local);
     if (e) return fail(e);
     adopt(n, i, errhandler);
+    if (n) n->session = lg->session;
     *newintercomm = handle_or_null(n);
     return MPI_SUCCESS;
+}
+
+// MPI 4.1 section 3.6.1: the session's buffered-send buffer, used by the
+// communicators made from its groups that have none of their own.
+// Both forms of attach and detach (the _c ones take MPI_Count sizes).
+static int session_attach(RankState* me, MPI_Session session, void* buffer, MPI_Count size) {
+    Session* s = nullptr;
+    if (int e = check_session(me, session, &s)) return raise(nullptr, e);
+    return raise_session(s, bsend_attach(s->bsend, buffer, size));
+}
+
+static int session_detach(RankState* me, MPI_Session session, void* buffer_addr,
+                          MPI_Count* size) {
+    Session* s = nullptr;
+    if (int e = check_session(me, session, &s)) return raise(nullptr, e);
+    if (!buffer_addr || !size)
+        return raise_session(s, make_error(MPI_ERR_ARG, "buffer_addr or size is NULL"));
+    return raise_session(s, bsend_detach(s->bsend, buffer_addr, size));
+}
+
+int PMPI_Session_attach_buffer(MPI_Session session, void* buffer, int size) {
+    MPC_ENTER(Session_attach_buffer);
+    return session_attach(me, session, buffer, size);
+}
+
+int PMPI_Session_attach_buffer_c(MPI_Session session, void* buffer, MPI_Count size) {
+    MPC_ENTER(Session_attach_buffer_c);
+    return session_attach(me, session, buffer, size);
+}
+
+int PMPI_Session_detach_buffer(MPI_Session session, void* buffer_addr, int* size) {
+    MPC_ENTER(Session_detach_buffer);
+    MPI_Count n = 0;
+    const int e = session_detach(me, session, buffer_addr, size ? &n : nullptr);
+    if (size) *size = int_size(n);
+    return e;
+}
+
+int PMPI_Session_detach_buffer_c(MPI_Session session, void* buffer_addr, MPI_Count* size) {
+    MPC_ENTER(Session_detach_buffer_c);
+    return session_detach(me, session, buffer_addr, size);
+}
+
+int PMPI_Session_flush_buffer(MPI_Session session) {
+    MPC_ENTER(Session_flush_buffer);
+    Session* s = nullptr;
+    if (int e = check_session(me, session, &s)) return raise(nullptr, e);
+    bsend_flush(s->bsend.get());
+    return MPI_SUCCESS;
+}
+
+int PMPI_Session_iflush_buffer(MPI_Session session, MPI_Request* request) {
+    MPC_ENTER(Session_iflush_buffer);
+    Session* s = nullptr;
+    if (int e = check_session(me, session, &s)) return raise(nullptr, e);
+    if (!request) return raise_session(s, make_error(MPI_ERR_ARG, "request is NULL"));
+    return raise_session(s, bsend_iflush(me, nullptr, s->bsend, request));
 }
 
 int PMPI_Session_create_errhandler(MPI_Session_errhandler_function* session_errhandler_fn,
@@ -328,3 +394,9 @@ MPC_WEAK(MPI_Session_create_errhandler)
 MPC_WEAK(MPI_Session_set_errhandler)
 MPC_WEAK(MPI_Session_get_errhandler)
 MPC_WEAK(MPI_Session_call_errhandler)
+MPC_WEAK(MPI_Session_attach_buffer)
+MPC_WEAK(MPI_Session_detach_buffer)
+MPC_WEAK(MPI_Session_attach_buffer_c)
+MPC_WEAK(MPI_Session_detach_buffer_c)
+MPC_WEAK(MPI_Session_flush_buffer)
+MPC_WEAK(MPI_Session_iflush_buffer)

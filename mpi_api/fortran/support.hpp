@@ -27,11 +27,13 @@ namespace mpc::mpi::fortran {
 // has a different address in every rank.
 const SentinelBlock& sentinels();
 
-// A choice buffer: Fortran's MPI_BOTTOM and MPI_IN_PLACE become the C ones.
+// A choice buffer: Fortran's MPI_BOTTOM, MPI_IN_PLACE and
+// MPI_BUFFER_AUTOMATIC become the C ones.
 inline void* buffer(const void* p) {
     const SentinelBlock& s = sentinels();
     if (p == &s.bottom) return MPI_BOTTOM;
     if (p == &s.in_place) return MPI_IN_PLACE;
+    if (p == &s.buffer_automatic) return MPI_BUFFER_AUTOMATIC;
     return const_cast<void*>(p);
 }
 

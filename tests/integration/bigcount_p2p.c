@@ -185,6 +185,41 @@ static void matched(void) {
           (long long)c, ic);
 }
 
+/* MPI 4.1's buffers of a communicator and of a session, _c forms: a Bsend_c
+ * on a duplicate of the world goes through the communicator's buffer, and
+ * detach gives back the address and MPI_Count size attached. */
+static void comm_and_session_buffers(void) {
+    int s[N], r[N];
+    MPI_Comm dup;
+    MPI_Request req;
+    MPI_Status st;
+    fill(s, N, rank + 50);
+    memset(r, 0, sizeof r);
+    MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+    MPI_Count bsize = N * sizeof(int) + MPI_BSEND_OVERHEAD, got = 0;
+    void* bbuf = xmalloc((size_t)bsize);
+    void* back = NULL;
+    MPI_OK(MPI_Comm_attach_buffer_c(dup, bbuf, bsize));
+    MPI_OK(MPI_Irecv_c(r, N, MPI_INT, prev, 60, dup, &req));
+    MPI_OK(MPI_Bsend_c(s, N, MPI_INT, next, 60, dup));
+    MPI_OK(MPI_Wait(&req, &st));
+    expect(r, N, prev + 50, "Bsend_c through MPI_Comm_attach_buffer_c");
+    MPI_OK(MPI_Comm_detach_buffer_c(dup, &back, &got));
+    CHECK(back == bbuf && got == bsize, "MPI_Comm_detach_buffer_c gave %p, %lld", back,
+          (long long)got);
+    MPI_OK(MPI_Comm_free(&dup));
+    MPI_Session session;
+    MPI_OK(MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &session));
+    MPI_OK(MPI_Session_attach_buffer_c(session, bbuf, bsize));
+    back = NULL;
+    got = 0;
+    MPI_OK(MPI_Session_detach_buffer_c(session, &back, &got));
+    CHECK(back == bbuf && got == bsize, "MPI_Session_detach_buffer_c gave %p, %lld", back,
+          (long long)got);
+    MPI_OK(MPI_Session_finalize(&session));
+    free(bbuf);
+}
+
 static void errors(void) {
     int x = 0;
     MPI_Datatype t;
@@ -219,6 +254,7 @@ int main(int argc, char** argv) {
     blocking();
     nonblocking();
     matched();
+    comm_and_session_buffers();
     errors();
     MPI_Finalize();
     return 0;

@@ -34,6 +34,7 @@ Comm* build_intracomm(const Comm* parent, uint32_t context, GroupRef group, int 
     c->group = std::move(group);
     c->rank = rank;
     c->errhandler = parent->errhandler;
+    c->session = parent->session;
     return c;
 }
 
@@ -48,6 +49,7 @@ Comm* build_intercomm(const Comm* parent, const uint32_t* contexts, GroupRef loc
     c->remote_group = std::move(remote);
     c->rank = rank;
     c->errhandler = parent->errhandler;
+    c->session = parent->session;
     c->local_comm = std::make_unique<Comm>();
     Comm& lc = *c->local_comm;
     lc.owner = parent->owner;

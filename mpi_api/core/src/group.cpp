@@ -53,6 +53,7 @@ MPI_Group group_create(GroupRef data) {
     Group* g = pool().allocate(&h);
     g->data = std::move(data);
     g->predefined = false;
+    g->session = MPI_SESSION_NULL;
     return h;
 }
 

@@ -3,7 +3,9 @@
 ! requests as they are (handles unchanged, a second call sees the same), the
 ! index of _any and the indices of _some count from 1, MPI_STATUSES_IGNORE is
 ! accepted, and MPI_Type_get_value_index gives the Fortran pair types
-! (MPI_2REAL, MPI_2INTEGER, ...) or MPI_DATATYPE_NULL.
+! (MPI_2REAL, MPI_2INTEGER, ...) or MPI_DATATYPE_NULL; the buffered-send
+! buffers of a communicator (MPI_BUFFER_AUTOMATIC too), a session and the
+! process with their flushes, blocking and not.
 program f_mpi41
   use mpi
   use ftest
@@ -16,6 +18,7 @@ program f_mpi41
   call get_status(rank, size)
   call value_index()
   call value_index_mpif()
+  call buffers(rank, size)
   call MPI_Finalize(ierr)
 end program f_mpi41
 
@@ -109,3 +112,59 @@ subroutine value_index_mpif()
   call MPI_Request_get_status_any(1, reqs, idx, flag, MPI_STATUS_IGNORE, ierr)
   call check(flag .and. idx == MPI_UNDEFINED, 'get_status_any through mpif.h')
 end subroutine value_index_mpif
+
+subroutine buffers(rank, size)
+  use mpi
+  use ftest
+  implicit none
+  integer, intent(in) :: rank, size
+  integer :: ierr, left, right, req, sz, session, group, sc
+  integer :: x(4), y(4)
+  character :: space(1024), tiny(MPI_BSEND_OVERHEAD)
+  integer(kind=MPI_ADDRESS_KIND) :: unused
+  left = mod(rank + size - 1, size)
+  right = mod(rank + 1, size)
+  x = (/ rank, 1, 2, 3 /)
+  call MPI_Comm_attach_buffer(MPI_COMM_WORLD, MPI_BUFFER_AUTOMATIC, 0, ierr)
+  call check_int(ierr, MPI_SUCCESS, 'MPI_Comm_attach_buffer MPI_BUFFER_AUTOMATIC')
+  call MPI_Bsend(x, 4, MPI_INTEGER, right, 30, MPI_COMM_WORLD, ierr)
+  call check_int(ierr, MPI_SUCCESS, 'MPI_Bsend with an automatic buffer')
+  call MPI_Comm_iflush_buffer(MPI_COMM_WORLD, req, ierr)
+  call MPI_Recv(y, 4, MPI_INTEGER, left, 30, MPI_COMM_WORLD, MPI_STATUS_IGNORE, ierr)
+  call check_int(y(1), left, 'received through the automatic buffer')
+  call MPI_Wait(req, MPI_STATUS_IGNORE, ierr)
+  call check_int(ierr, MPI_SUCCESS, 'MPI_Comm_iflush_buffer and MPI_Wait')
+  call MPI_Comm_flush_buffer(MPI_COMM_WORLD, ierr)
+  call MPI_Comm_detach_buffer(MPI_COMM_WORLD, unused, sz, ierr)
+  call check_int(sz, 0, 'MPI_Comm_detach_buffer of an automatic buffer: size')
+  ! The process's buffer, then a session's before it.
+  call MPI_Buffer_attach(space, 1024, ierr)
+  call MPI_Bsend(x, 4, MPI_INTEGER, right, 31, MPI_COMM_WORLD, ierr)
+  call MPI_Buffer_iflush(req, ierr)
+  call MPI_Recv(y, 4, MPI_INTEGER, left, 31, MPI_COMM_WORLD, MPI_STATUS_IGNORE, ierr)
+  call MPI_Wait(req, MPI_STATUS_IGNORE, ierr)
+  call MPI_Buffer_flush(ierr)
+  call check_int(ierr, MPI_SUCCESS, 'MPI_Buffer_flush')
+  call MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, session, ierr)
+  call MPI_Group_from_session_pset(session, 'mpi://WORLD', group, ierr)
+  call MPI_Comm_create_from_group(group, 'fibermpi.test.f_mpi41', MPI_INFO_NULL, &
+                                  MPI_ERRORS_RETURN, sc, ierr)
+  call MPI_Group_free(group, ierr)
+  call MPI_Session_attach_buffer(session, tiny, MPI_BSEND_OVERHEAD, ierr)
+  call MPI_Bsend(x, 4, MPI_INTEGER, right, 32, sc, ierr)
+  call check(ierr /= MPI_SUCCESS, 'MPI_Bsend used the process buffer, not the session one')
+  call MPI_Session_detach_buffer(session, unused, sz, ierr)
+  call check_int(sz, MPI_BSEND_OVERHEAD, 'MPI_Session_detach_buffer: size')
+  call MPI_Session_attach_buffer(session, MPI_BUFFER_AUTOMATIC, 0, ierr)
+  call MPI_Bsend(x, 4, MPI_INTEGER, right, 33, sc, ierr)
+  call check_int(ierr, MPI_SUCCESS, 'MPI_Bsend with the session buffer')
+  call MPI_Session_iflush_buffer(session, req, ierr)
+  call MPI_Recv(y, 4, MPI_INTEGER, left, 33, sc, MPI_STATUS_IGNORE, ierr)
+  call MPI_Wait(req, MPI_STATUS_IGNORE, ierr)
+  call MPI_Session_flush_buffer(session, ierr)
+  call check_int(ierr, MPI_SUCCESS, 'MPI_Session_flush_buffer')
+  call MPI_Comm_free(sc, ierr)
+  call MPI_Session_finalize(session, ierr)
+  call MPI_Buffer_detach(unused, sz, ierr)
+  call check_int(sz, 1024, 'MPI_Buffer_detach: size')
+end subroutine buffers

@@ -18,6 +18,7 @@
 namespace mpc::mpi {
 
 struct RankState;
+struct BsendBuffer;  // bindings/requests.cpp
 struct Topology;
 
 struct Comm {
@@ -45,6 +46,11 @@ struct Comm {
     // Shared-address-space collectives (collectives/shm.hpp): this rank's
     // view of the communicator for them (opaque here, made on first use).
     std::shared_ptr<void> shm;
+    // MPI 4.1: the communicator's own buffered-send buffer
+    // (MPI_Comm_attach_buffer), and the session it derives from (made from a
+    // session's group, or from such a communicator), whose buffer comes next.
+    std::shared_ptr<BsendBuffer> bsend;
+    int session = MPI_SESSION_NULL;
 
     bool is_inter() const { return remote_group != nullptr; }
     int remote_size() const { return remote_group ? remote_group->size : size; }

@@ -30,6 +30,7 @@ using GroupRef = std::shared_ptr<const GroupData>;
 struct Group {
     GroupRef data;
     bool predefined = false;
+    int session = MPI_SESSION_NULL;  // made from a session's process set
 };
 
 // A group of these world ranks, stored compactly when they are consecutive.

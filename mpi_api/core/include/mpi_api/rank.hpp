@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -140,7 +141,7 @@ struct RankState {
     Comm world;
     Comm self;
     ContextIds contexts;  // context id pairs in use (context_id.hpp)
-    BsendBuffer* bsend = nullptr;
+    std::shared_ptr<BsendBuffer> bsend;  // MPI_Buffer_attach's (bindings/requests.cpp)
     int exit_status = 0;
 
     // API layer bookkeeping (see api.hpp). current_fn is atomic (relaxed)

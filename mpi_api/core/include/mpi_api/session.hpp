@@ -19,6 +19,7 @@ struct Session {
     RankState* owner = nullptr;
     MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
     int thread_level = MPI_THREAD_SINGLE;  // what the session provides
+    std::shared_ptr<BsendBuffer> bsend;    // MPI_Session_attach_buffer's
 };
 
 // A new session of rank me (counted in me->sessions).
