@@ -187,8 +187,11 @@ void ShmGroup::wait_for(const Need& need) {
 namespace {
 
 // Groups by collective context: a context id is reused only once every member
-// of the old communicator freed it, so a live group with the same context and
-// the same members is this communicator's.
+// of the old communicator freed it, and a member gives it back only after its
+// view (and with it its hold on the group) is gone (mpi_api comm_free), so a
+// live group with the same context and the same members is this
+// communicator's. (Unless a nonblocking collective of the old communicator is
+// still pending at one of them: its request keeps the group alive.)
 struct Registry {
     std::mutex mutex;
     std::map<uint64_t, std::vector<std::weak_ptr<ShmGroup>>> by_context;

@@ -320,9 +320,17 @@ int intercomm_merge(Comm* inter, bool high, Comm** out) {
 int comm_free(Comm* c) {
     if (int e = comm_attrs_delete_all(c)) return e;
     RankState* me = c->owner;
-    release_context(me, c->context);
-    if (c->local_comm) release_context(me, c->local_comm->context);
+    // The contexts go back only once this rank's view of the communicator is
+    // gone (comm_release drops its shared-memory collective group): another
+    // thread of the rank may agree on a free context at once, and a new
+    // communicator with the same context and members must not find the old
+    // communicator's group still alive (collectives/shm_group.cpp).
+    const uint32_t context = c->context;
+    const uint32_t local_context = c->local_comm ? c->local_comm->context : 0;
+    const bool has_local = c->local_comm != nullptr;
     comm_release(c);
+    release_context(me, context);
+    if (has_local) release_context(me, local_context);
     return MPI_SUCCESS;
 }
 
