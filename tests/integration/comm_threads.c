@@ -10,7 +10,7 @@
 #include "common.h"
 
 #define THREADS 3
-#define ROUNDS 20
+#define ROUNDS 60
 
 typedef struct {
     MPI_Comm parent;
