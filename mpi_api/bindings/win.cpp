@@ -25,23 +25,60 @@ int open_create(MPI_Comm comm, MPI_Info info, MPI_Win* win, Comm** c, Info** i) 
     return check_not_null(win, "win");
 }
 
-int check_size(MPI_Aint size, int disp_unit) {
+// The window's size and displacement unit. The large-count forms pass an
+// MPI_Aint unit: windows keep an int, and a unit beyond that is refused, never
+// truncated.
+int check_size(MPI_Aint size, MPI_Aint disp_unit) {
     if (size < 0)
         return make_error(MPI_ERR_SIZE, "negative window size %ld", static_cast<long>(size));
     if (disp_unit <= 0)
-        return make_error(MPI_ERR_DISP, "the displacement unit must be positive, not %d",
-                          disp_unit);
-    return MPI_SUCCESS;
-}
-
-// The large-count forms' disp_unit (an MPI_Aint): the windows keep an int,
-// and a unit beyond that is refused, never truncated.
-int check_size_c(MPI_Aint size, MPI_Aint disp_unit) {
-    if (size < 0 || disp_unit <= 0) return check_size(size, disp_unit < 0 ? -1 : 0);
+        return make_error(MPI_ERR_DISP, "the displacement unit must be positive, not %lld",
+                          static_cast<long long>(disp_unit));
     if (disp_unit > INT_MAX)
         return make_error(MPI_ERR_DISP, "a displacement unit of %lld bytes: at most %d supported",
                           static_cast<long long>(disp_unit), INT_MAX);
     return MPI_SUCCESS;
+}
+
+enum class Flavor { Create, Allocate, Shared };
+
+// MPI_Win_create, _allocate and _allocate_shared, int and large-count forms.
+int create(Flavor flavor, void* base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
+           MPI_Comm comm, void* baseptr, MPI_Win* win) {
+    Comm* c = nullptr;
+    Info* i = nullptr;
+    if (int e = open_create(comm, info, win, &c, &i)) return raise(c, e);
+    MPC_TRY(c, check_size(size, disp_unit));
+    if (flavor != Flavor::Create) MPC_TRY(c, check_not_null(baseptr, "baseptr"));
+    const int unit = static_cast<int>(disp_unit);
+    void** out = static_cast<void**>(baseptr);
+    rma::Win* w = nullptr;
+    switch (flavor) {
+        case Flavor::Create:
+            MPC_TRY(c, rma::win_create(base, size, unit, i, c, &w));
+            break;
+        case Flavor::Allocate:
+            MPC_TRY(c, rma::win_allocate(size, unit, i, c, out, &w));
+            break;
+        case Flavor::Shared:
+            MPC_TRY(c, rma::win_allocate_shared(size, unit, i, c, out, &w));
+            break;
+    }
+    *win = w->handle;
+    return MPI_SUCCESS;
+}
+
+// MPI_Win_shared_query in both forms: the unit goes out as T.
+template <class T>
+int shared_query(RankState* me, MPI_Win win, int rank, MPI_Aint* size, T* disp_unit, void* baseptr) {
+    rma::Win* w = nullptr;
+    if (int e = check_win(me, win, &w)) return raise(nullptr, e);
+    if (!size || !disp_unit || !baseptr)
+        return rma::raise(w, make_error(MPI_ERR_ARG, "size, disp_unit or baseptr is NULL"));
+    int unit = 0;
+    const int e = rma::win_shared_query(w, rank, size, &unit, static_cast<void**>(baseptr));
+    if (!e) *disp_unit = unit;
+    return rma::raise(w, e);
 }
 
 }  // namespace
@@ -64,42 +101,19 @@ int PMPI_Free_mem(void* base) {
 int PMPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                     MPI_Win* win) {
     MPC_ENTER_ACTIVE(Win_create);
-    Comm* c = nullptr;
-    Info* i = nullptr;
-    if (int e = open_create(comm, info, win, &c, &i)) return raise(c, e);
-    MPC_TRY(c, check_size(size, disp_unit));
-    rma::Win* w = nullptr;
-    MPC_TRY(c, rma::win_create(base, size, disp_unit, i, c, &w));
-    *win = w->handle;
-    return MPI_SUCCESS;
+    return create(Flavor::Create, base, size, disp_unit, info, comm, nullptr, win);
 }
 
 int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr,
                       MPI_Win* win) {
     MPC_ENTER_ACTIVE(Win_allocate);
-    Comm* c = nullptr;
-    Info* i = nullptr;
-    if (int e = open_create(comm, info, win, &c, &i)) return raise(c, e);
-    MPC_TRY(c, check_size(size, disp_unit));
-    MPC_TRY(c, check_not_null(baseptr, "baseptr"));
-    rma::Win* w = nullptr;
-    MPC_TRY(c, rma::win_allocate(size, disp_unit, i, c, static_cast<void**>(baseptr), &w));
-    *win = w->handle;
-    return MPI_SUCCESS;
+    return create(Flavor::Allocate, nullptr, size, disp_unit, info, comm, baseptr, win);
 }
 
 int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                              void* baseptr, MPI_Win* win) {
     MPC_ENTER_ACTIVE(Win_allocate_shared);
-    Comm* c = nullptr;
-    Info* i = nullptr;
-    if (int e = open_create(comm, info, win, &c, &i)) return raise(c, e);
-    MPC_TRY(c, check_size(size, disp_unit));
-    MPC_TRY(c, check_not_null(baseptr, "baseptr"));
-    rma::Win* w = nullptr;
-    MPC_TRY(c, rma::win_allocate_shared(size, disp_unit, i, c, static_cast<void**>(baseptr), &w));
-    *win = w->handle;
-    return MPI_SUCCESS;
+    return create(Flavor::Shared, nullptr, size, disp_unit, info, comm, baseptr, win);
 }
 
 int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win* win) {
@@ -115,12 +129,7 @@ int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win* win) {
 
 int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size, int* disp_unit, void* baseptr) {
     MPC_ENTER_ACTIVE(Win_shared_query);
-    rma::Win* w = nullptr;
-    if (int e = check_win(me, win, &w)) return raise(nullptr, e);
-    if (!size || !disp_unit || !baseptr)
-        return rma::raise(w, make_error(MPI_ERR_ARG, "size, disp_unit or baseptr is NULL"));
-    return rma::raise(
-        w, rma::win_shared_query(w, rank, size, disp_unit, static_cast<void**>(baseptr)));
+    return shared_query(me, win, rank, size, disp_unit, baseptr);
 }
 
 // ---- Large-count forms (MPI 4.0): disp_unit is an MPI_Aint ---------------------------
@@ -128,57 +137,25 @@ int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size, int* disp_unit,
 int PMPI_Win_create_c(void* base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
                       MPI_Win* win) {
     MPC_ENTER_ACTIVE(Win_create_c);
-    Comm* c = nullptr;
-    Info* i = nullptr;
-    if (int e = open_create(comm, info, win, &c, &i)) return raise(c, e);
-    MPC_TRY(c, check_size_c(size, disp_unit));
-    rma::Win* w = nullptr;
-    MPC_TRY(c, rma::win_create(base, size, static_cast<int>(disp_unit), i, c, &w));
-    *win = w->handle;
-    return MPI_SUCCESS;
+    return create(Flavor::Create, base, size, disp_unit, info, comm, nullptr, win);
 }
 
 int PMPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
                         void* baseptr, MPI_Win* win) {
     MPC_ENTER_ACTIVE(Win_allocate_c);
-    Comm* c = nullptr;
-    Info* i = nullptr;
-    if (int e = open_create(comm, info, win, &c, &i)) return raise(c, e);
-    MPC_TRY(c, check_size_c(size, disp_unit));
-    MPC_TRY(c, check_not_null(baseptr, "baseptr"));
-    rma::Win* w = nullptr;
-    MPC_TRY(c, rma::win_allocate(size, static_cast<int>(disp_unit), i, c,
-                                 static_cast<void**>(baseptr), &w));
-    *win = w->handle;
-    return MPI_SUCCESS;
+    return create(Flavor::Allocate, nullptr, size, disp_unit, info, comm, baseptr, win);
 }
 
 int PMPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
                                void* baseptr, MPI_Win* win) {
     MPC_ENTER_ACTIVE(Win_allocate_shared_c);
-    Comm* c = nullptr;
-    Info* i = nullptr;
-    if (int e = open_create(comm, info, win, &c, &i)) return raise(c, e);
-    MPC_TRY(c, check_size_c(size, disp_unit));
-    MPC_TRY(c, check_not_null(baseptr, "baseptr"));
-    rma::Win* w = nullptr;
-    MPC_TRY(c, rma::win_allocate_shared(size, static_cast<int>(disp_unit), i, c,
-                                        static_cast<void**>(baseptr), &w));
-    *win = w->handle;
-    return MPI_SUCCESS;
+    return create(Flavor::Shared, nullptr, size, disp_unit, info, comm, baseptr, win);
 }
 
 int PMPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint* size, MPI_Aint* disp_unit,
                             void* baseptr) {
     MPC_ENTER_ACTIVE(Win_shared_query_c);
-    rma::Win* w = nullptr;
-    if (int e = check_win(me, win, &w)) return raise(nullptr, e);
-    if (!size || !disp_unit || !baseptr)
-        return rma::raise(w, make_error(MPI_ERR_ARG, "size, disp_unit or baseptr is NULL"));
-    int unit = 0;
-    int e = rma::win_shared_query(w, rank, size, &unit, static_cast<void**>(baseptr));
-    if (!e) *disp_unit = unit;
-    return rma::raise(w, e);
+    return shared_query(me, win, rank, size, disp_unit, baseptr);
 }
 
 int PMPI_Win_attach(MPI_Win win, void* base, MPI_Aint size) {
