@@ -2,6 +2,7 @@
 // and Request_get_status with its any/all/some forms (MPI 4.1), which report
 // completion but must never free or deactivate a request.
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "mpi_api/p2p.hpp"
@@ -360,6 +361,16 @@ static int peek_status(Request* r, MPI_Status* status) {
     return r->status.MPI_ERROR;
 }
 
+// Whether any request is active, and whether any of those has completed.
+static std::pair<bool, bool> any_active_done(const Collected& rs) {
+    bool any = false, done = false;
+    for (Request* r : rs) {
+        any = any || r;
+        done = done || (r && r->is_complete());
+    }
+    return {any, done};
+}
+
 // MPI 4.1 section 3.7.6: as MPI_Testany, but the request is neither freed nor
 // made inactive; no active request: flag true, index MPI_UNDEFINED.
 int PMPI_Request_get_status_any(int count, const MPI_Request array_of_requests[], int* index,
@@ -370,11 +381,7 @@ int PMPI_Request_get_status_any(int count, const MPI_Request array_of_requests[]
     Collected rs;
     if (int e = collect(count, array_of_requests, rs))
         return raise(nullptr, e);
-    bool any = false, any_done = false;
-    for (Request* r : rs) {
-        any = any || r;
-        any_done = any_done || (r && r->is_complete());
-    }
+    const auto [any, any_done] = any_active_done(rs);
     *index = MPI_UNDEFINED;
     if (!any) {
         *flag = 1;
@@ -438,11 +445,7 @@ int PMPI_Request_get_status_some(int incount, const MPI_Request array_of_request
     Collected rs;
     if (int e = collect(incount, array_of_requests, rs))
         return raise(nullptr, e);
-    bool any = false, any_done = false;
-    for (Request* r : rs) {
-        any = any || r;
-        any_done = any_done || (r && r->is_complete());
-    }
+    const auto [any, any_done] = any_active_done(rs);
     if (!any) {
         *outcount = MPI_UNDEFINED;
         return MPI_SUCCESS;
