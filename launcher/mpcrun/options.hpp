@@ -35,6 +35,7 @@ struct Options {
     bool stats = false;                // --stats
     bool shared_globals = false;       // --shared-globals: one image for all ranks
     double timeout = 0;                // --timeout S (0: none)
+    std::string initial_errhandler;    // --initial-errhandler mpi_errors_{are_fatal,abort,return}
     std::vector<std::string> env;      // -x VAR or -x VAR=VALUE, -genv VAR VALUE
     bool env_all = false;              // -genvall: every variable to remote hosts too
     OutputLabel label = OutputLabel::kNone;  // --tag-output, -prepend-rank

@@ -301,3 +301,24 @@ TEST_CASE("MPIEXEC_TIMEOUT counts when --timeout is not given", "[launcher][opti
     REQUIRE(mpc::launcher::apply_environment(env(nullptr), &unset, &error));
     CHECK(unset.timeout == 0);
 }
+
+// MPI 4.1's initial error handler (mpiexec -initial-errhandler): the three
+// predefined handlers by their names, nothing else.
+TEST_CASE("initial error handler", "[launcher][options]") {
+    std::string error;
+    for (const char* name : {"mpi_errors_are_fatal", "mpi_errors_abort", "mpi_errors_return"}) {
+        for (const char* spelling : {"--initial-errhandler", "-initial-errhandler"}) {
+            Options o;
+            REQUIRE(parse({"-n", "2", spelling, name, "p"}, &o, &error));
+            CHECK(o.initial_errhandler == name);
+        }
+    }
+    Options none;
+    REQUIRE(parse({"-n", "2", "p"}, &none, &error));
+    CHECK(none.initial_errhandler.empty());
+    for (const char* bad : {"MPI_ERRORS_RETURN", "errors_return", "", "mpi_errors_warn"})
+        CHECK(error_of({"-n", "2", "--initial-errhandler", bad, "p"})
+                  .find("invalid initial error handler") == 0);
+    CHECK(error_of({"-n", "2", "--initial-errhandler"}) ==
+          "option --initial-errhandler needs a value");
+}
