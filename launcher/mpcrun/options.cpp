@@ -245,6 +245,14 @@ const OptionSpec kOptions[] = {
          o.initial_errhandler = v;
          return ok();
      }},
+    // MPI 4.1's memory allocation kinds (section 12.4.3) the program asks for,
+    // a comma-separated list: the ranks answer which they support.
+    {{"--memory-alloc-kinds", "-memory-alloc-kinds"},
+     1,
+     [](Options& o, const std::string& v, const std::string&) {
+         o.memory_alloc_kinds = v;
+         return ok();
+     }},
     {{"-x"},
      1,
      [](Options& o, const std::string& v, const std::string&) {

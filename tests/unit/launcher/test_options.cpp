@@ -322,3 +322,22 @@ TEST_CASE("initial error handler", "[launcher][options]") {
     CHECK(error_of({"-n", "2", "--initial-errhandler"}) ==
           "option --initial-errhandler needs a value");
 }
+
+// MPI 4.1's memory allocation kinds: any list is a request (the ranks answer
+// which kinds they support), the empty one included.
+TEST_CASE("memory allocation kinds", "[launcher][options]") {
+    std::string error;
+    for (const char* spelling : {"--memory-alloc-kinds", "-memory-alloc-kinds"}) {
+        for (const char* list : {"system", "mpi:alloc_mem,cuda:device", ""}) {
+            Options o;
+            REQUIRE(parse({"-n", "2", spelling, list, "p"}, &o, &error));
+            REQUIRE(o.memory_alloc_kinds);
+            CHECK(*o.memory_alloc_kinds == list);
+        }
+    }
+    Options none;
+    REQUIRE(parse({"-n", "2", "p"}, &none, &error));
+    CHECK(!none.memory_alloc_kinds);
+    CHECK(error_of({"-n", "2", "--memory-alloc-kinds"}) ==
+          "option --memory-alloc-kinds needs a value");
+}
