@@ -87,6 +87,8 @@ api_errors n4 N2
 mpit_threads n4
 mpit_threads N2 thread
 mpit_traffic N2 collaborative
+mpit_events n4
+mpit_events N2 thread
 mpcrun dropin_output
 attrs N2 thread
 topo n4

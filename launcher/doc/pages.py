@@ -87,6 +87,16 @@ MPCRUN = {
             (["--shared-globals"],
              "One program image for all ranks of a node process (globals shared, as "
              "threads)."),
+            (["--initial-errhandler NAME", "-initial-errhandler NAME"],
+             "The error handler MPI_COMM_WORLD and MPI_COMM_SELF start with, and that "
+             "of errors raised outside any rank (MPI 4.1's initial error handler): "
+             "mpi_errors_are_fatal (default), mpi_errors_abort or mpi_errors_return. "
+             "MPI_INFO_ENV reports it as mpi_initial_errhandler."),
+            (["--memory-alloc-kinds LIST", "-memory-alloc-kinds LIST"],
+             "The memory allocation kinds the program asks for (MPI 4.1), comma "
+             "separated: the info of MPI_COMM_WORLD and of every object of the world "
+             "model reports under mpi_memory_alloc_kinds those supported (system and "
+             "mpi with any restrictor; default mpi,system)."),
             (["--timeout S", "-timeout S"],
              "End the job after S seconds (exit status 124); first every node process "
              "prints what each rank waits for. MPIEXEC_TIMEOUT does the same when the "

@@ -233,6 +233,26 @@ const OptionSpec kOptions[] = {
          return parse_seconds(v, &o.timeout) ? ok()
                                              : "invalid timeout '" + v + "' (expected seconds > 0)";
      }},
+    // MPI 4.1's key of mpiexec (its initial error handler, section 9.3): the
+    // error handler of MPI_COMM_WORLD and MPI_COMM_SELF when they start, and
+    // of errors raised outside any rank.
+    {{"--initial-errhandler", "-initial-errhandler"},
+     1,
+     [](Options& o, const std::string& v, const std::string&) {
+         if (!one_of(v, {"mpi_errors_are_fatal", "mpi_errors_abort", "mpi_errors_return"}))
+             return "invalid initial error handler '" + v +
+                    "' (expected mpi_errors_are_fatal, mpi_errors_abort or mpi_errors_return)";
+         o.initial_errhandler = v;
+         return ok();
+     }},
+    // MPI 4.1's memory allocation kinds (section 12.4.3) the program asks for,
+    // a comma-separated list: the ranks answer which they support.
+    {{"--memory-alloc-kinds", "-memory-alloc-kinds"},
+     1,
+     [](Options& o, const std::string& v, const std::string&) {
+         o.memory_alloc_kinds = v;
+         return ok();
+     }},
     {{"-x"},
      1,
      [](Options& o, const std::string& v, const std::string&) {

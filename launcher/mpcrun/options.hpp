@@ -10,6 +10,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,10 @@ struct Options {
     bool stats = false;                // --stats
     bool shared_globals = false;       // --shared-globals: one image for all ranks
     double timeout = 0;                // --timeout S (0: none)
+    // --memory-alloc-kinds LIST (MPI 4.1's memory allocation kinds asked for;
+    // empty is a request too: no kind).
+    std::optional<std::string> memory_alloc_kinds;
+    std::string initial_errhandler;    // --initial-errhandler mpi_errors_{are_fatal,abort,return}
     std::vector<std::string> env;      // -x VAR or -x VAR=VALUE, -genv VAR VALUE
     bool env_all = false;              // -genvall: every variable to remote hosts too
     OutputLabel label = OutputLabel::kNone;  // --tag-output, -prepend-rank

@@ -20,6 +20,9 @@ EnvVars job_variables(const Options& o, const JobPlan& plan) {
     if (!o.progress_thread.empty()) vars.emplace_back("MPC_PROGRESS_THREAD", o.progress_thread);
     if (!o.net.empty()) vars.emplace_back("MPC_NET", o.net);
     if (o.stats) vars.emplace_back("MPC_STATS", "1");
+    if (o.memory_alloc_kinds) vars.emplace_back("MPC_MEMORY_ALLOC_KINDS", *o.memory_alloc_kinds);
+    if (!o.initial_errhandler.empty())
+        vars.emplace_back("MPC_INITIAL_ERRHANDLER", o.initial_errhandler);
     if (o.shared_globals) vars.emplace_back("MPC_SHARED_GLOBALS", "1");
     // Output marked by rank, or a file per rank: the node processes do it,
     // since only they know which rank writes (runtime/host/rank_output.cpp).

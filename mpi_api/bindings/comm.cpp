@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 
+#include "mpi_api/alloc_kinds.hpp"
 #include "mpi_api/comm_ops.hpp"
 #include "mpi_api/hardware.hpp"
 #include "mpi_api/progress.hpp"
@@ -424,6 +425,7 @@ int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info* info_used) {
     if (!info_used) return raise(c, make_error(MPI_ERR_ARG, "info_used is NULL"));
     Info copy;
     for (const auto& [k, v] : c->hints) copy.set(k, v);
+    copy.set(kAllocKindsKey, alloc_kinds_of(c));
     *info_used = info_create(std::move(copy));
     return MPI_SUCCESS;
 }

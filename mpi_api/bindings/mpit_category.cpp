@@ -1,5 +1,6 @@
-// MPI_T: categories (MPI 3.1 section 14.3.8). Each room's variables form a
-// category under "mpc", as the rooms registered them (runtime/tools.hpp).
+// MPI_T: categories (MPI 3.1 section 14.3.8, and their event types of MPI
+// 4.1). Each room's variables and events form a category under "mpc", as the
+// rooms registered them (runtime/tools.hpp).
 #include <algorithm>
 
 #include "mpit.hpp"
@@ -78,6 +79,22 @@ int PMPI_T_category_get_categories(int cat_index, int len, int indices[]) {
     return get_list(me, cat_index, len, indices, &rt::Category::categories);
 }
 
+int PMPI_T_category_get_num_events(int cat_index, int* num_events) {
+    MPC_ENTER(T_category_get_num_events);
+    ToolsCall call(me);
+    if (call.error()) return call.error();
+    rt::Category c;
+    if (!rt::category(cat_index, &c)) return MPI_T_ERR_INVALID_INDEX;
+    if (!num_events) return MPI_T_ERR_INVALID;
+    *num_events = static_cast<int>(c.events.size());
+    return MPI_SUCCESS;
+}
+
+int PMPI_T_category_get_events(int cat_index, int len, int indices[]) {
+    MPC_ENTER(T_category_get_events);
+    return get_list(me, cat_index, len, indices, &rt::Category::events);
+}
+
 int PMPI_T_category_changed(int* stamp) {
     MPC_ENTER(T_category_changed);
     ToolsCall call(me);
@@ -96,3 +113,5 @@ MPC_WEAK(MPI_T_category_get_cvars)
 MPC_WEAK(MPI_T_category_get_pvars)
 MPC_WEAK(MPI_T_category_get_categories)
 MPC_WEAK(MPI_T_category_changed)
+MPC_WEAK(MPI_T_category_get_num_events)
+MPC_WEAK(MPI_T_category_get_events)

@@ -7,6 +7,7 @@
 
 #include "mpi_api/rank.hpp"
 #include "mpit.hpp"
+#include "mpit_event.hpp"
 
 using namespace mpc::mpi;
 namespace rt = mpc::runtime::tools;
@@ -169,12 +170,17 @@ int PMPI_T_init_thread(int required, int* provided) {
 
 int PMPI_T_finalize(void) {
     MPC_ENTER(T_finalize);
+    deliver_pending(me);
     ToolsCall call(me);
     if (call.error()) return call.error();
     RankTools& t = call.state();
     // The last matching call ends the rank's use of the interface: its
-    // sessions and handles are freed, as if the tool had freed them.
-    if (--t.init_count == 0) release_all(t);
+    // sessions, handles and event registrations are freed, as if the tool
+    // had freed them (without their free callbacks).
+    if (--t.init_count == 0) {
+        release_all(t);
+        release_events(call.rank());
+    }
     return MPI_SUCCESS;
 }
 

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <string>
 
+#include "mpi_api/alloc_kinds.hpp"
 #include "mpi_api/comm_ops.hpp"
 #include "mpi_api/pset.hpp"
 #include "mpit.hpp"
@@ -122,6 +123,10 @@ int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session* ses
     Session* s = session_create(r);
     s->errhandler = errhandler;
     s->thread_level = requested_level(i);
+    // MPI 4.1 section 12.4.3: the kinds the info asks for take precedence
+    // over the startup's.
+    const std::string* kinds = i ? i->find(kAllocKindsKey) : nullptr;
+    s->alloc_kinds = kinds ? supported_alloc_kinds(*kinds) : world_alloc_kinds();
     *session = s->handle;
     return MPI_SUCCESS;
 }
@@ -192,6 +197,7 @@ int PMPI_Session_get_info(MPI_Session session, MPI_Info* info_used) {
     if (int e = check_not_null(info_used, "info_used")) return raise_session(s, e);
     Info out;
     out.set("thread_level", kThreadLevels[s->thread_level]);
+    out.set(kAllocKindsKey, s->alloc_kinds);
     *info_used = info_create(std::move(out));
     return MPI_SUCCESS;
 }

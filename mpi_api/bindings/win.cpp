@@ -5,6 +5,7 @@
 #include <climits>
 #include <cstring>
 
+#include "mpi_api/alloc_kinds.hpp"
 #include "mpi_api/attributes.hpp"
 #include "object_checks.hpp"
 #include "win_checks.hpp"
@@ -206,7 +207,9 @@ int PMPI_Win_get_info(MPI_Win win, MPI_Info* info_used) {
     rma::Win* w = nullptr;
     if (int e = check_win(me, win, &w)) return raise(nullptr, e);
     MPC_WIN_TRY(w, check_not_null(info_used, "info_used"));
-    *info_used = info_create(rma::info_of(w));
+    Info used = rma::info_of(w);
+    used.set(kAllocKindsKey, alloc_kinds_of(w->comm));
+    *info_used = info_create(std::move(used));
     return MPI_SUCCESS;
 }
 

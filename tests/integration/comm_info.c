@@ -4,16 +4,21 @@
  * has none. The assertions MPI 4.0 defines (mpi_assert_no_any_tag and
  * friends, "true" or "false") are kept: MPI_Comm_set_info records them,
  * MPI_Comm_dup carries them over, MPI_Comm_dup_with_info replaces them.
+ * Every communicator also reports MPI 4.1's mpi_memory_alloc_kinds (a hint
+ * with a default value): the counts below leave it out.
  */
 #include "common.h"
 
 static int nkeys(MPI_Comm c) {
     MPI_Info info;
-    int n = -1;
+    int n = -1, flag = 0;
+    char value[MPI_MAX_INFO_VAL + 1];
     MPI_OK(MPI_Comm_get_info(c, &info));
     MPI_OK(MPI_Info_get_nkeys(info, &n));
+    MPI_OK(MPI_Info_get(info, "mpi_memory_alloc_kinds", MPI_MAX_INFO_VAL, value, &flag));
     MPI_OK(MPI_Info_free(&info));
-    return n;
+    CHECK(flag, "no mpi_memory_alloc_kinds in the communicator's info");
+    return n - 1;
 }
 
 /* The value of key in c's hints ("" when absent). */

@@ -1,6 +1,7 @@
 #include "mpi_api/comm.hpp"
 
 #include "mpi_api/comm_ops.hpp"
+#include "mpi_api/errors.hpp"
 #include "mpi_api/handles.hpp"
 #include "mpi_api/rank.hpp"
 
@@ -58,6 +59,7 @@ void comm_init_rank(RankState* rank) {
     cw.size = w.size;
     cw.name = "MPI_COMM_WORLD";
     cw.predefined = true;
+    cw.errhandler = initial_errhandler();
 
     Comm& cs = rank->self;
     cs.handle = MPI_COMM_SELF;
@@ -68,6 +70,7 @@ void comm_init_rank(RankState* rank) {
     cs.size = 1;
     cs.name = "MPI_COMM_SELF";
     cs.predefined = true;
+    cs.errhandler = initial_errhandler();
 }
 
 }  // namespace mpc::mpi

@@ -11,6 +11,7 @@
 #include "mpi_api/comm.hpp"
 #include "mpi_api/handles.hpp"
 #include "mpi_api/rank.hpp"
+#include "runtime/env.hpp"
 #include "runtime/log.hpp"
 
 namespace mpc::mpi {
@@ -257,10 +258,42 @@ namespace {
 
 }  // namespace
 
+namespace {
+
+struct InitialHandler {
+    const char* name;
+    MPI_Errhandler handler;
+};
+
+const InitialHandler& initial() {
+    // Read once: the job's setting does not change while it runs.
+    static const InitialHandler h = [] {
+        static constexpr InitialHandler kChoices[] = {
+            {"mpi_errors_are_fatal", MPI_ERRORS_ARE_FATAL},
+            {"mpi_errors_abort", MPI_ERRORS_ABORT},
+            {"mpi_errors_return", MPI_ERRORS_RETURN}};
+        const int i = runtime::env::get_choice(
+            "MPC_INITIAL_ERRHANDLER", 0,
+            {{kChoices[0].name, 0}, {kChoices[1].name, 1}, {kChoices[2].name, 2}});
+        return kChoices[i];
+    }();
+    return h;
+}
+
+}  // namespace
+
+MPI_Errhandler initial_errhandler() {
+    return initial().handler;
+}
+
+const char* initial_errhandler_name() {
+    return initial().name;
+}
+
 int raise_error(Comm* comm, int code) {
     RankState* me = current_rank();
     if (!comm && me) comm = &me->world;
-    MPI_Errhandler h = comm ? comm->errhandler : MPI_ERRORS_ARE_FATAL;
+    MPI_Errhandler h = comm ? comm->errhandler : initial_errhandler();
     Errhandler* eh = errhandler_lookup(h);
     if (eh && eh->kind == Errhandler::Return) return code;
     if (eh && eh->kind == Errhandler::User && eh->fn) {

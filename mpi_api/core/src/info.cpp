@@ -29,6 +29,7 @@ void init_env() {
         env->set("host", world().processor_name);
         char cwd[4096];
         if (getcwd(cwd, sizeof(cwd))) env->set("wdir", cwd);
+        env->set("mpi_initial_errhandler", initial_errhandler_name());
         pool().mark_live(handle_index(MPI_INFO_ENV));
     });
 }

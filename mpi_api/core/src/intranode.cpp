@@ -11,6 +11,7 @@
 #include "mpi_api/p2p.hpp"
 #include "mpi_api/rank.hpp"
 #include "mpi_api/request.hpp"
+#include "mpi_api/tool_events.hpp"
 #include "runtime/log.hpp"
 #include "runtime/stash.hpp"
 #include "runtime/sync.hpp"
@@ -290,6 +291,8 @@ void send(Request* s, RankState* dest) {
         return;
     }
     if (counting) s->rank->transport.count(TransportCounters::IntraRendezvous, bytes);
+    runtime::tools::raise(events::g_rendezvous, s->rank->local_index,
+                          events::Rendezvous{s->peer, s->tag, bytes});
     auto* rv = new Rendezvous();
     rv->env = e;
     rv->bytes = bytes;
@@ -390,6 +393,8 @@ bool drain_some_locked(RankState* r, Deliveries& out) {
             out.add(m, q);
         } else {
             r->match.add_unexpected(m);
+            runtime::tools::raise(events::g_unexpected, r->local_index,
+                                  events::Unexpected{m->env.source, m->env.tag, m->bytes});
             unexpected = true;
         }
     }

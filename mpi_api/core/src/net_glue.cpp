@@ -8,6 +8,7 @@
 #include "mpi_api/progress_engine.hpp"
 #include "mpi_api/rank.hpp"
 #include "mpi_api/request.hpp"
+#include "mpi_api/tool_events.hpp"
 #include "runtime/tools.hpp"
 
 namespace mpc::mpi {
@@ -106,6 +107,8 @@ ib::Upcalls network_upcalls() {
             if (intranode::drain(r, false)) {
                 did = true;
                 if (runtime::tools::g_transport.on()) count_steal(r);
+                runtime::tools::raise(events::g_steal, r->local_index,
+                                      events::Steal{r->local_index, -1});
             }
             did |= progress_rank(r);
         }

@@ -12,6 +12,7 @@
 #include "mpi_api/hang_watch.hpp"
 #include "mpi_api/progress.hpp"
 #include "mpi_api/rank.hpp"
+#include "mpi_api/tool_events.hpp"
 #include "runtime/log.hpp"
 #include "runtime/tools.hpp"
 
@@ -52,7 +53,11 @@ void finish_receive(Request* r, int source, int tag, size_t bytes, size_t copied
     complete(r);
 }
 
-void enqueue_unexpected(RankState* dest, Incoming* m) { dest->match.add_unexpected(m); }
+void enqueue_unexpected(RankState* dest, Incoming* m) {
+    dest->match.add_unexpected(m);
+    runtime::tools::raise(events::g_unexpected, dest->local_index,
+                          events::Unexpected{m->env.source, m->env.tag, m->bytes});
+}
 
 // A thread blocked in MPI_Probe: a node of its rank's list of probers, on the
 // prober's stack.

@@ -8,6 +8,7 @@
 #include "mpi_api/progress.hpp"
 #include "mpi_api/rank.hpp"
 #include "mpi_api/request.hpp"
+#include "mpi_api/tool_events.hpp"
 #include "runtime/tools.hpp"
 
 namespace mpc::mpi {
@@ -90,6 +91,8 @@ bool poll(int caller, bool steal, int thief_numa) {
             if (intranode::drain(locals[i], false)) {
                 did = true;
                 if (runtime::tools::g_transport.on()) count_steal(locals[i]);
+                runtime::tools::raise(events::g_steal, static_cast<int>(i),
+                                      events::Steal{static_cast<int>(i), caller});
             }
             did |= progress_rank(locals[i]);
         }

@@ -14,6 +14,7 @@
 #include "mpi_api/process.hpp"
 #include "mpi_api/progress.hpp"
 #include "mpi_api/rank.hpp"
+#include "mpi_api/tool_events.hpp"
 #include "runtime/env.hpp"
 #include "runtime/tools.hpp"
 
@@ -247,6 +248,7 @@ void register_tool_variables() {
     transport_variables();
     queue_variables();
     function_variables();
+    events::register_events();
 }
 
 }  // namespace mpc::mpi

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <string>
 
+#include "mpi_api/alloc_kinds.hpp"
 #include "mpi_api/comm_ops.hpp"
 #include "mpi_api/errors.hpp"
 #include "node.hpp"
@@ -281,7 +282,9 @@ int set_info(File* f, const mpi::Info* info) {
 }
 
 MPI_Info info_used(File* f) {
-    return mpi::info_create(hints_info(f->hints, f->filename));
+    mpi::Info used = hints_info(f->hints, f->filename);
+    used.set(mpi::kAllocKindsKey, mpi::alloc_kinds_of(f->comm));
+    return mpi::info_create(std::move(used));
 }
 
 int set_atomicity(File* f, bool on) {

@@ -36,6 +36,7 @@ Registry& registry() {
                                             "category per room",
                                             {},
                                             {},
+                                            {},
                                             {}});
         return made;
     }();
@@ -51,7 +52,7 @@ int find_category_locked(Registry& r, const std::string& name) {
 int category_locked(Registry& r, const std::string& name) {
     int i = find_category_locked(r, name);
     if (i >= 0) return i;
-    r.categories.push_back(Category{name, "", {}, {}, {}});
+    r.categories.push_back(Category{name, "", {}, {}, {}, {}});
     ++r.stamp;
     return static_cast<int>(r.categories.size()) - 1;
 }
@@ -95,6 +96,13 @@ int add_pvar(Pvar v) {
     Registry& r = registry();
     const std::string key = pvar_key(v.name, v.var_class);
     return add_variable<Pvar>(r, r.pvars, r.pvar_index, key, std::move(v), &Category::pvars);
+}
+
+void add_event_to_category(const std::string& name, int index) {
+    Registry& r = registry();
+    std::lock_guard<std::mutex> g(r.mutex);
+    r.categories[static_cast<size_t>(category_locked(r, name))].events.push_back(index);
+    ++r.stamp;
 }
 
 int add_category(const std::string& name, const std::string& desc, const std::string& parent) {

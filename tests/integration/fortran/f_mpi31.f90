@@ -6,7 +6,8 @@
 ! Fortran callbacks in a MPI_WAITALL with a receive; MPI_DIMS_CREATE's
 ! choices; STATUS(MPI_ERROR) left alone by single-request calls; a buffered
 ! send in a buffer of exactly its size plus MPI_BSEND_OVERHEAD; and
-! MPI_COMM_GET_INFO returning no key nobody defined.
+! MPI_COMM_GET_INFO returning no key nobody defined (only MPI 4.1's
+! mpi_memory_alloc_kinds, which every communicator reports).
 module f_mpi31_greq
   use mpi
   implicit none
@@ -271,8 +272,11 @@ subroutine fixed_bugs(rank, size)
   call MPI_Comm_get_info(comm, info, ierr)
   call MPI_Info_get(info, 'f_mpi31_no_such_hint', MPI_MAX_INFO_VAL, val, flag, ierr)
   call check(.not. flag, 'COMM_GET_INFO returned a key nobody defines')
+  ! Only MPI 4.1's mpi_memory_alloc_kinds, which every communicator reports.
+  call MPI_Info_get(info, 'mpi_memory_alloc_kinds', MPI_MAX_INFO_VAL, val, flag, ierr)
+  call check(flag, 'COMM_GET_INFO without mpi_memory_alloc_kinds')
   call MPI_Info_get_nkeys(info, nkeys, ierr)
-  call check_int(nkeys, 0, 'COMM_GET_INFO keys')
+  call check_int(nkeys, 1, 'COMM_GET_INFO keys')
   call MPI_Info_free(info, ierr)
   call MPI_Comm_free(comm, ierr)
 end subroutine fixed_bugs

@@ -301,3 +301,43 @@ TEST_CASE("MPIEXEC_TIMEOUT counts when --timeout is not given", "[launcher][opti
     REQUIRE(mpc::launcher::apply_environment(env(nullptr), &unset, &error));
     CHECK(unset.timeout == 0);
 }
+
+// MPI 4.1's initial error handler (mpiexec -initial-errhandler): the three
+// predefined handlers by their names, nothing else.
+TEST_CASE("initial error handler", "[launcher][options]") {
+    std::string error;
+    for (const char* name : {"mpi_errors_are_fatal", "mpi_errors_abort", "mpi_errors_return"}) {
+        for (const char* spelling : {"--initial-errhandler", "-initial-errhandler"}) {
+            Options o;
+            REQUIRE(parse({"-n", "2", spelling, name, "p"}, &o, &error));
+            CHECK(o.initial_errhandler == name);
+        }
+    }
+    Options none;
+    REQUIRE(parse({"-n", "2", "p"}, &none, &error));
+    CHECK(none.initial_errhandler.empty());
+    for (const char* bad : {"MPI_ERRORS_RETURN", "errors_return", "", "mpi_errors_warn"})
+        CHECK(error_of({"-n", "2", "--initial-errhandler", bad, "p"})
+                  .find("invalid initial error handler") == 0);
+    CHECK(error_of({"-n", "2", "--initial-errhandler"}) ==
+          "option --initial-errhandler needs a value");
+}
+
+// MPI 4.1's memory allocation kinds: any list is a request (the ranks answer
+// which kinds they support), the empty one included.
+TEST_CASE("memory allocation kinds", "[launcher][options]") {
+    std::string error;
+    for (const char* spelling : {"--memory-alloc-kinds", "-memory-alloc-kinds"}) {
+        for (const char* list : {"system", "mpi:alloc_mem,cuda:device", ""}) {
+            Options o;
+            REQUIRE(parse({"-n", "2", spelling, list, "p"}, &o, &error));
+            REQUIRE(o.memory_alloc_kinds);
+            CHECK(*o.memory_alloc_kinds == list);
+        }
+    }
+    Options none;
+    REQUIRE(parse({"-n", "2", "p"}, &none, &error));
+    CHECK(!none.memory_alloc_kinds);
+    CHECK(error_of({"-n", "2", "--memory-alloc-kinds"}) ==
+          "option --memory-alloc-kinds needs a value");
+}

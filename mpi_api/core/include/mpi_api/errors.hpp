@@ -24,6 +24,14 @@ int error_class_of(int code);
 // Full text of a code ("Invalid rank: invalid rank 5 ..."); empty if unknown.
 std::string error_text(int code);
 
+// The initial error handler (MPI 4.1 section 9.3): MPC_INITIAL_ERRHANDLER
+// (mpcrun --initial-errhandler) names it, MPI_ERRORS_ARE_FATAL by default.
+// MPI_COMM_WORLD and MPI_COMM_SELF start with it, and it handles the errors
+// raised where there is no rank. MPI_INFO_ENV reports its name under
+// "mpi_initial_errhandler".
+MPI_Errhandler initial_errhandler();
+const char* initial_errhandler_name();
+
 int add_error_class(int* cls);
 int add_error_code(int cls, int* code);
 int add_error_string(int code, const char* text);

@@ -8,6 +8,8 @@
 // finalizing a session frees nothing a program still holds. Never blocks.
 #pragma once
 
+#include <string>
+
 #include "mpi.h"
 #include "mpi_api/info.hpp"
 #include "mpi_api/rank.hpp"
@@ -20,6 +22,9 @@ struct Session {
     MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
     int thread_level = MPI_THREAD_SINGLE;  // what the session provides
     std::shared_ptr<BsendBuffer> bsend;    // MPI_Session_attach_buffer's
+    // The memory allocation kinds it supports (alloc_kinds.hpp): those its
+    // info asked for, else the startup's.
+    std::string alloc_kinds;
 };
 
 // A new session of rank me (counted in me->sessions).

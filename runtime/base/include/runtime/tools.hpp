@@ -138,6 +138,7 @@ inline constexpr const char* kRootCategory = "mpc";
 struct Category {
     std::string name, desc;
     std::vector<int> cvars, pvars, categories;  // indices, in registration order
+    std::vector<int> events;                    // event types (runtime/tool_events.hpp)
 };
 
 // Registration: returns the variable's index. A name registered again (a
@@ -160,6 +161,9 @@ bool category(int index, Category* out);
 int find_cvar(const std::string& name);  // -1 when unknown
 int find_pvar(const std::string& name, Class var_class);
 int find_category(const std::string& name);
+// Lists event type `index` in a category, created when missing (the event
+// registry's; bumps the stamp).
+void add_event_to_category(const std::string& name, int index);
 // Changes whenever a variable or category is added (MPI_T_category_changed).
 int stamp();
 // True when the enumeration is one of the registry's.
