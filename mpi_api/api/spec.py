@@ -203,7 +203,7 @@ ERROR_CLASSES = [
 ERR_LASTCODE = 0x3FFFFFFF  # detailed codes live below; user-added codes above
 
 INT_CONSTANTS = [
-    ("MPI_VERSION", 3), ("MPI_SUBVERSION", 1),
+    ("MPI_VERSION", 4), ("MPI_SUBVERSION", 1),
     ("MPI_ANY_SOURCE", -1), ("MPI_ANY_TAG", -1), ("MPI_PROC_NULL", -2), ("MPI_ROOT", -3),
     ("MPI_UNDEFINED", -32766), ("MPI_KEYVAL_INVALID", -1),
     ("MPI_BSEND_OVERHEAD", 96),
@@ -723,8 +723,7 @@ PREDEFINED_CALLBACKS = [
     ("MPI_Win_delete_attr_function", "MPI_WIN_NULL_DELETE_FN"),
 ]
 
-# MPI 4.0 and 4.1 (issue 31), implemented parts only; MPI_VERSION stays 3 until
-# all of it is there. Same conventions as FUNCTIONS.
+# MPI 4.0 and 4.1 (issue 31). Same conventions as FUNCTIONS.
 MPI4_FUNCTIONS = """
 # Persistent collectives (MPI 4.0 section 6.13)
 int MPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request);
