@@ -36,8 +36,8 @@
 #endif
 
 enum { BARRIER, BCAST, REDUCE, ALLREDUCE, ALLGATHER, ALLTOALL, NKINDS };
-static const char* kNames[NKINDS] = {"barrier", "bcast", "reduce", "allreduce", "allgather",
-                                     "alltoall"};
+static const char* kNames[NKINDS] = {"barrier",   "bcast",     "reduce",
+                                     "allreduce", "allgather", "alltoall"};
 
 static int rank, size;
 static double *sendbuf, *recvbuf;
@@ -54,12 +54,24 @@ static int listed(const char* list, const char* name) {
 static void blocking(int op, int n) {
     MPI_Comm w = MPI_COMM_WORLD;
     switch (op) {
-    case BARRIER: MPI_Barrier(w); break;
-    case BCAST: MPI_Bcast(recvbuf, n, MPI_DOUBLE, 0, w); break;
-    case REDUCE: MPI_Reduce(sendbuf, recvbuf, n, MPI_DOUBLE, MPI_SUM, 0, w); break;
-    case ALLREDUCE: MPI_Allreduce(sendbuf, recvbuf, n, MPI_DOUBLE, MPI_SUM, w); break;
-    case ALLGATHER: MPI_Allgather(sendbuf, n, MPI_DOUBLE, recvbuf, n, MPI_DOUBLE, w); break;
-    case ALLTOALL: MPI_Alltoall(sendbuf, n, MPI_DOUBLE, recvbuf, n, MPI_DOUBLE, w); break;
+        case BARRIER:
+            MPI_Barrier(w);
+            break;
+        case BCAST:
+            MPI_Bcast(recvbuf, n, MPI_DOUBLE, 0, w);
+            break;
+        case REDUCE:
+            MPI_Reduce(sendbuf, recvbuf, n, MPI_DOUBLE, MPI_SUM, 0, w);
+            break;
+        case ALLREDUCE:
+            MPI_Allreduce(sendbuf, recvbuf, n, MPI_DOUBLE, MPI_SUM, w);
+            break;
+        case ALLGATHER:
+            MPI_Allgather(sendbuf, n, MPI_DOUBLE, recvbuf, n, MPI_DOUBLE, w);
+            break;
+        case ALLTOALL:
+            MPI_Alltoall(sendbuf, n, MPI_DOUBLE, recvbuf, n, MPI_DOUBLE, w);
+            break;
     }
 }
 
@@ -69,14 +81,24 @@ static MPI_Request persistent_init(int op, int n) {
     MPI_Info i = MPI_INFO_NULL;
     MPI_Request r = MPI_REQUEST_NULL;
     switch (op) {
-    case BARRIER: PINIT(Barrier)(w, i, &r); break;
-    case BCAST: PINIT(Bcast)(recvbuf, n, MPI_DOUBLE, 0, w, i, &r); break;
-    case REDUCE: PINIT(Reduce)(sendbuf, recvbuf, n, MPI_DOUBLE, MPI_SUM, 0, w, i, &r); break;
-    case ALLREDUCE: PINIT(Allreduce)(sendbuf, recvbuf, n, MPI_DOUBLE, MPI_SUM, w, i, &r); break;
-    case ALLGATHER:
-        PINIT(Allgather)(sendbuf, n, MPI_DOUBLE, recvbuf, n, MPI_DOUBLE, w, i, &r);
-        break;
-    case ALLTOALL: PINIT(Alltoall)(sendbuf, n, MPI_DOUBLE, recvbuf, n, MPI_DOUBLE, w, i, &r); break;
+        case BARRIER:
+            PINIT(Barrier)(w, i, &r);
+            break;
+        case BCAST:
+            PINIT(Bcast)(recvbuf, n, MPI_DOUBLE, 0, w, i, &r);
+            break;
+        case REDUCE:
+            PINIT(Reduce)(sendbuf, recvbuf, n, MPI_DOUBLE, MPI_SUM, 0, w, i, &r);
+            break;
+        case ALLREDUCE:
+            PINIT(Allreduce)(sendbuf, recvbuf, n, MPI_DOUBLE, MPI_SUM, w, i, &r);
+            break;
+        case ALLGATHER:
+            PINIT(Allgather)(sendbuf, n, MPI_DOUBLE, recvbuf, n, MPI_DOUBLE, w, i, &r);
+            break;
+        case ALLTOALL:
+            PINIT(Alltoall)(sendbuf, n, MPI_DOUBLE, recvbuf, n, MPI_DOUBLE, w, i, &r);
+            break;
     }
     return r;
 }
@@ -102,20 +124,25 @@ static int check(int op, int n, int seed, MPI_Request* req) {
     for (int i = 0; i < n; ++i) {
         double want = 0;
         switch (op) {
-        case BARRIER: return 1;
-        case BCAST: want = seed + i; break;
-        case REDUCE:
-            if (rank != 0) return 1;
-            /* fall through */
-        case ALLREDUCE: want = ranks_sum + (double)size * (seed + i); break;
-        case ALLGATHER:
-            for (int r = 0; r < size; ++r)
-                if (recvbuf[r * n + i] != r * 1000 + seed + i) return 0;
-            continue;
-        case ALLTOALL:
-            for (int r = 0; r < size; ++r)
-                if (recvbuf[r * n + i] != r * 1000 + seed + rank * n + i) return 0;
-            continue;
+            case BARRIER:
+                return 1;
+            case BCAST:
+                want = seed + i;
+                break;
+            case REDUCE:
+                if (rank != 0) return 1;
+                /* fall through */
+            case ALLREDUCE:
+                want = ranks_sum + (double)size * (seed + i);
+                break;
+            case ALLGATHER:
+                for (int r = 0; r < size; ++r)
+                    if (recvbuf[r * n + i] != r * 1000 + seed + i) return 0;
+                continue;
+            case ALLTOALL:
+                for (int r = 0; r < size; ++r)
+                    if (recvbuf[r * n + i] != r * 1000 + seed + rank * n + i) return 0;
+                continue;
         }
         if (recvbuf[i] != want) return 0;
     }
@@ -153,11 +180,16 @@ int main(int argc, char** argv) {
     double target = 0.1;
     int fixed_iters = 0, reps = 5;
     for (int i = 1; i + 1 < argc; i += 2) {
-        if (strcmp(argv[i], "-ops") == 0) ops = argv[i + 1];
-        else if (strcmp(argv[i], "-sizes") == 0) size_list = argv[i + 1];
-        else if (strcmp(argv[i], "-time") == 0) target = atof(argv[i + 1]);
-        else if (strcmp(argv[i], "-iters") == 0) fixed_iters = atoi(argv[i + 1]);
-        else if (strcmp(argv[i], "-reps") == 0) reps = atoi(argv[i + 1]);
+        if (strcmp(argv[i], "-ops") == 0)
+            ops = argv[i + 1];
+        else if (strcmp(argv[i], "-sizes") == 0)
+            size_list = argv[i + 1];
+        else if (strcmp(argv[i], "-time") == 0)
+            target = atof(argv[i + 1]);
+        else if (strcmp(argv[i], "-iters") == 0)
+            fixed_iters = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "-reps") == 0)
+            reps = atoi(argv[i + 1]);
         else {
             if (rank == 0) fprintf(stderr, "persist_bench: unknown option %s\n", argv[i]);
             MPI_Abort(MPI_COMM_WORLD, 2);
@@ -184,14 +216,16 @@ int main(int argc, char** argv) {
     MPI_Get_library_version(version, &len);
 #ifndef HAVE_PERSISTENT
     if (rank == 0)
-        printf("# persist_bench: %.60s has no persistent collectives: nothing to compare\n", version);
+        printf("# persist_bench: %.60s has no persistent collectives: nothing to compare\n",
+               version);
     MPI_Finalize();
     return 0;
 #else
     if (rank == 0)
-        printf("# persist_bench, %d ranks, %.60s\n"
-               "# persist op bytes ranks blocking_us persistent_us ratio iterations\n",
-               size, version);
+        printf(
+            "# persist_bench, %d ranks, %.60s\n"
+            "# persist op bytes ranks blocking_us persistent_us ratio iterations\n",
+            size, version);
     int failures = 0;
     for (int op = 0; op < NKINDS; ++op) {
         if (!listed(ops, kNames[op]) && !listed(ops, "all")) continue;

@@ -10,9 +10,9 @@
  * requests of split communicators and of MPI_COMM_SELF, and a run in which
  * one member starts late while the others wait.
  */
-#include "common.h"
-
 #include <unistd.h>
+
+#include "common.h"
 
 #define KINDS 6
 #define EACH 3 /* requests of each kind */
@@ -36,7 +36,8 @@ static void init_all(MPI_Comm comm, struct Bufs* b, MPI_Request* req) {
         const int root = (k + 1) % n;
         MPI_OK(MPI_Barrier_init(comm, info, &r[0]));
         MPI_OK(MPI_Bcast_init(&b[k].bc, 1, MPI_INT, root, comm, info, &r[1]));
-        MPI_OK(MPI_Reduce_init(&b[k].ar_in, &b[k].rd, 1, MPI_INT, MPI_MAX, root, comm, info, &r[2]));
+        MPI_OK(
+            MPI_Reduce_init(&b[k].ar_in, &b[k].rd, 1, MPI_INT, MPI_MAX, root, comm, info, &r[2]));
         MPI_OK(MPI_Allreduce_init(&b[k].ar_in, &b[k].ar, 1, MPI_INT, MPI_SUM, comm, info, &r[3]));
         MPI_OK(MPI_Allgather_init(&b[k].ar_in, 1, MPI_INT, b[k].ag, 1, MPI_INT, comm, info, &r[4]));
         MPI_OK(MPI_Alltoall_init(b[k].a2a_in, 1, MPI_INT, b[k].a2a, 1, MPI_INT, comm, info, &r[5]));
@@ -65,8 +66,8 @@ static void verify(const struct Bufs* b, int run, int k, const char* how) {
     for (int j = 0; j < n; ++j) {
         CHECK(b->ag[j] == val(run, j, k), "%s run %d req %d allgather[%d] %d", how, run, k, j,
               b->ag[j]);
-        CHECK(b->a2a[j] == val(run, j, me) + k, "%s run %d req %d alltoall[%d] %d", how, run, k,
-              j, b->a2a[j]);
+        CHECK(b->a2a[j] == val(run, j, me) + k, "%s run %d req %d alltoall[%d] %d", how, run, k, j,
+              b->a2a[j]);
     }
 }
 
@@ -98,8 +99,7 @@ static void many(MPI_Comm comm, const char* how) {
             while (left > 0) {
                 int outcount, idx[EACH * KINDS];
                 MPI_OK(MPI_Waitsome(EACH * KINDS, req, &outcount, idx, MPI_STATUSES_IGNORE));
-                CHECK(outcount != MPI_UNDEFINED, "%s run %d: Waitsome found none active", how,
-                      run);
+                CHECK(outcount != MPI_UNDEFINED, "%s run %d: Waitsome found none active", how, run);
                 left -= outcount;
             }
         } else {
