@@ -164,6 +164,8 @@ io_types n3
 io_errors N2 n4 wait
 coll_persistent n4
 coll_persistent N2 collaborative
+coll_persistent_many n4
+coll_persistent_many N1 n8 thread
 partitioned n4
 partitioned_threads n4
 partitioned_threads N2 thread

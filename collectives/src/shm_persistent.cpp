@@ -1,5 +1,7 @@
 // Persistent Barrier and Allreduce of a communicator living in this node
-// process (shm.hpp), through the shared address space.
+// process (shm.hpp), through the shared address space. Barrier and small
+// Allreduce runs are shm_combine.cpp's (the last member to start does the
+// work); this file keeps the Allreduce of larger data.
 //
 // Each persistent request has a group of its own (shm_group.hpp), found by
 // its members under a key made of the communicator's context and the
@@ -21,6 +23,7 @@
 #include "mpi_api/internal_coll.hpp"
 #include "mpi_api/rank.hpp"
 #include "runtime/copy.hpp"
+#include "shm_combine.hpp"
 #include "shm_group.hpp"
 
 namespace mpc::coll::shm {
@@ -107,19 +110,6 @@ class ShmPersistent : public Persistent {
     uint64_t all_at_ = 0;              // every member known to be at least here
     uint64_t e_ = 0;                   // the current run's first episode
     int stage_ = 0;
-};
-
-class Barrier final : public ShmPersistent {
-  public:
-    explicit Barrier(Comm* c) : ShmPersistent(c, c->size > 1 ? 1 : 0) {}
-
-  private:
-    int stages() const override { return members() > 1 ? 2 : 0; }
-    // Publishing overwrites nothing: no need to wait for the previous run.
-    uint64_t needs(int k) const override { return k == 0 ? 0 : first_episode(); }
-    void run(int k) override {
-        if (k == 0) group().publish(me(), first_episode());
-    }
 };
 
 // Every member publishes its input, then folds everyone's (small data: one
@@ -265,11 +255,12 @@ class Allreduce final : public ShmPersistent {
 }  // namespace
 
 std::unique_ptr<Persistent> persistent_barrier(Comm* c) {
-    return std::make_unique<Barrier>(c);
+    return combining_barrier(c);
 }
 
 std::unique_ptr<Persistent> persistent_allreduce(const void* sendbuf, void* recvbuf, int count,
                                                  Datatype* type, const Op* op, Comm* c) {
+    if (auto p = combining_reduction(sendbuf, recvbuf, count, type, op, -1, c)) return p;
     return std::make_unique<Allreduce>(sendbuf, recvbuf, count, type, *op, c);
 }
 

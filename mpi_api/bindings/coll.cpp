@@ -87,6 +87,9 @@ int bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm com
     MPC_TRY(c, check_data(buffer, count, datatype, &t, "the buffer"));
     if (run.blocking && coll::shm::eligible(c))
         return raise(c, coll::shm::bcast(buffer, count, t, root, c));
+    if (run.persistent &&
+        take_persistent(c, run, coll::shm::persistent_bcast(buffer, count, t, root, c)))
+        return MPI_SUCCESS;
     return start(c, coll::make_bcast(buffer, count, t, root, c), run);
 }
 
@@ -224,6 +227,10 @@ int allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* r
     if (inter)
         return start(
             c, coll::make_inter_allgather(sendbuf, sendcount, st, recvbuf, recvcount, rt, c), run);
+    if (run.persistent && take_persistent(c, run,
+                                          coll::shm::persistent_allgather(
+                                              sendbuf, sendcount, st, recvbuf, recvcount, rt, c)))
+        return MPI_SUCCESS;
     if (shm_takes(c, run))
         return raise(c, coll::shm::allgather(sendbuf, sendcount, st, recvbuf, recvcount, rt, c,
                                              run.request));
@@ -264,6 +271,10 @@ int alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* re
     if (inter)
         return start(
             c, coll::make_inter_alltoall(sendbuf, sendcount, st, recvbuf, recvcount, rt, c), run);
+    if (run.persistent && take_persistent(c, run,
+                                          coll::shm::persistent_alltoall(
+                                              sendbuf, sendcount, st, recvbuf, recvcount, rt, c)))
+        return MPI_SUCCESS;
     if (shm_takes(c, run))
         return raise(
             c, coll::shm::alltoall(sendbuf, sendcount, st, recvbuf, recvcount, rt, c, run.request));

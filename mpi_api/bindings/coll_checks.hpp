@@ -85,6 +85,13 @@ inline int start(Comm* c, coll::SchedulePtr s, const Run& run) {
 // and return an active, non-persistent request, which MPI_X_init must not
 // (the persistent shared-memory forms, Barrier and Allreduce, are chosen
 // before this).
+// A persistent run taken by the shared-memory operation p of the collectives
+// room (null when it has none for these arguments): *run.request is set.
+inline bool take_persistent(Comm* c, const Run& run, std::unique_ptr<coll::Persistent> p) {
+    if (!p) return false;
+    *run.request = coll::persistent_request(c, std::move(p));
+    return true;
+}
 inline bool shm_takes(Comm* c, const Run& run) {
     if (run.persistent) return false;
     return run.blocking ? coll::shm::eligible(c) : coll::shm::eligible_nonblocking(c);

@@ -76,6 +76,10 @@ int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
                                &o));
     if (run.blocking && coll::shm::eligible(c, o))
         return raise(c, coll::shm::reduce(sendbuf, recvbuf, count, t, o, root, c));
+    if (run.persistent &&
+        take_persistent(c, run,
+                        coll::shm::persistent_reduce(sendbuf, recvbuf, count, t, o, root, c)))
+        return MPI_SUCCESS;
     return start(c, coll::make_reduce(sendbuf, recvbuf, count, t, o, root, c), run);
 }
 

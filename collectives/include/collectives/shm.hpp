@@ -112,5 +112,17 @@ int exscan(const void* sendbuf, void* recvbuf, int count, Datatype* type, const 
 std::unique_ptr<Persistent> persistent_barrier(Comm* c);
 std::unique_ptr<Persistent> persistent_allreduce(const void* sendbuf, void* recvbuf, int count,
                                                  Datatype* type, const Op* op, Comm* c);
+// Small data only (shm_combine.cpp): null when these arguments take the
+// schedule instead (every member decides the same way).
+std::unique_ptr<Persistent> persistent_bcast(void* buf, int count, Datatype* type, int root,
+                                             Comm* c);
+std::unique_ptr<Persistent> persistent_reduce(const void* sendbuf, void* recvbuf, int count,
+                                              Datatype* type, const Op* op, int root, Comm* c);
+std::unique_ptr<Persistent> persistent_allgather(const void* sendbuf, int sendcount,
+                                                 Datatype* sendtype, void* recvbuf, int recvcount,
+                                                 Datatype* recvtype, Comm* c);
+std::unique_ptr<Persistent> persistent_alltoall(const void* sendbuf, int sendcount,
+                                                Datatype* sendtype, void* recvbuf, int recvcount,
+                                                Datatype* recvtype, Comm* c);
 
 }  // namespace mpc::coll::shm
