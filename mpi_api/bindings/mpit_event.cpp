@@ -71,9 +71,13 @@ void fill_instance(mpc_t_event_instance_s* inst, const mpc_t_event_registration_
     memcpy(inst->data, data, inst->bytes);
 }
 
+// A callback to call, as it was when the event was raised (the owner may
+// change the registration's callbacks meanwhile).
 struct Call {
     mpc_t_event_registration_s* reg;
     int level;
+    MPI_T_event_cb_function* fn;
+    void* user_data;
 };
 
 // The runtime's sink: any thread, maybe under a matching lock.
@@ -87,7 +91,7 @@ void sink(int index, int local, int64_t time_ns, const void* data, size_t bytes)
             const int level = callback_from(r, MPI_T_CB_REQUIRE_THREAD_SAFE);
             if (level >= 0 && n < static_cast<int>(std::size(calls))) {
                 ++r->in_flight;
-                calls[n++] = Call{r, level};
+                calls[n++] = Call{r, level, r->callbacks[level].fn, r->callbacks[level].user_data};
             } else if (level < 0 && r->pending.size() < kMaxPending) {
                 auto& p = r->pending.emplace_back();
                 p.time_ns = time_ns;
@@ -100,10 +104,9 @@ void sink(int index, int local, int64_t time_ns, const void* data, size_t bytes)
     }
     for (int i = 0; i < n; ++i) {
         mpc_t_event_registration_s* r = calls[i].reg;
-        const auto& cb = r->callbacks[calls[i].level];
         mpc_t_event_instance_s inst;
         fill_instance(&inst, r, time_ns, data, bytes);
-        cb.fn(&inst, r, static_cast<MPI_T_cb_safety>(calls[i].level), cb.user_data);
+        calls[i].fn(&inst, r, static_cast<MPI_T_cb_safety>(calls[i].level), calls[i].user_data);
         end_callback(r, MPI_T_CB_REQUIRE_THREAD_SAFE);
     }
 }
@@ -128,6 +131,9 @@ void deliver_pending(RankState* me) {
         std::deque<mpc_t_event_registration_s::Pending> batch;
         unsigned long long dropped = 0;
         int level = -1;
+        MPI_T_event_cb_function* fn = nullptr;
+        MPI_T_event_dropped_cb_function* dropped_fn = nullptr;
+        void* user_data = nullptr;
         {
             std::lock_guard<std::mutex> g(g_event_mutex);
             for (mpc_t_event_registration_s* x : registrations()) {
@@ -137,20 +143,22 @@ void deliver_pending(RankState* me) {
                 r = x;
                 batch.swap(x->pending);
                 dropped = std::exchange(x->dropped_count, 0);
+                fn = x->callbacks[level].fn;
+                user_data = x->callbacks[level].user_data;
+                dropped_fn = x->dropped;
                 ++r->in_flight;
                 break;
             }
         }
         if (!r) break;
-        const auto& cb = r->callbacks[level];
         for (const auto& p : batch) {
             mpc_t_event_instance_s inst;
             fill_instance(&inst, r, p.time_ns, p.data, p.bytes);
-            cb.fn(&inst, r, static_cast<MPI_T_cb_safety>(level), cb.user_data);
+            fn(&inst, r, static_cast<MPI_T_cb_safety>(level), user_data);
         }
-        if (dropped && r->dropped)
-            r->dropped(static_cast<MPI_Count>(dropped), r, 0, static_cast<MPI_T_cb_safety>(level),
-                       cb.user_data);
+        if (dropped && dropped_fn)
+            dropped_fn(static_cast<MPI_Count>(dropped), r, 0, static_cast<MPI_T_cb_safety>(level),
+                       user_data);
         end_callback(r, MPI_T_CB_REQUIRE_NONE);
     }
     t_delivering = false;
