@@ -32,9 +32,7 @@
 
 #include <atomic>
 #include <cstring>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "collectives/persistent.hpp"
@@ -42,6 +40,7 @@
 #include "mpi_api/internal_coll.hpp"
 #include "mpi_api/rank.hpp"
 #include "runtime/copy.hpp"
+#include "shm_group.hpp"
 
 namespace mpc::coll::shm {
 namespace {
@@ -57,42 +56,25 @@ class Combining;
 // What the members of one persistent request share.
 struct Arrivals {
     explicit Arrivals(std::vector<int> ranks)
-        : world_ranks(std::move(ranks)), members(world_ranks.size(), nullptr) {}
+        : members(ranks.size(), nullptr), ranks_(std::move(ranks)) {}
+    const std::vector<int>& world_ranks() const { return ranks_; }
     alignas(64) std::atomic<uint64_t> tickets{0};
     // Small inputs, staged by their members in the line their ticket takes
     // anyway: the last one finds them all in the line it holds.
     unsigned char staged[kLineStage];
-    alignas(64) std::vector<int> world_ranks;
     // Each member's operation, set at its initialization (before its first
     // ticket: the last taker of a run sees every member's).
-    std::vector<Combining*> members;
+    alignas(64) std::vector<Combining*> members;
+    std::vector<int> ranks_;
 };
 
-// Arrivals by (context, tag), as shm_group.cpp's registry: a live entry with
-// the same key and members is this request's.
+// Arrivals by (context, tag), as shm_group.cpp's groups.
 std::shared_ptr<Arrivals> arrivals_for(Comm* c, int tag) {
-    static auto* mutex = new std::mutex();
-    static auto* by_key = new std::map<uint64_t, std::vector<std::weak_ptr<Arrivals>>>();
+    static auto* arrivals = new SharedByMembers<Arrivals>();  // lives as long as the process
     std::vector<int> ranks(static_cast<size_t>(c->size));
     for (int r = 0; r < c->size; ++r) ranks[static_cast<size_t>(r)] = c->group->world_rank(r);
-    const uint64_t key = (uint64_t{c->context} << 32) | static_cast<uint32_t>(tag);
-    std::lock_guard<std::mutex> guard(*mutex);
-    auto& list = (*by_key)[key];
-    std::shared_ptr<Arrivals> found;
-    for (auto it = list.begin(); it != list.end();) {
-        std::shared_ptr<Arrivals> a = it->lock();
-        if (!a) {
-            it = list.erase(it);
-            continue;
-        }
-        if (a->world_ranks == ranks) found = a;
-        ++it;
-    }
-    if (!found) {
-        found = std::make_shared<Arrivals>(std::move(ranks));
-        list.push_back(found);
-    }
-    return found;
+    return arrivals->find_or_make((uint64_t{c->context} << 32) | static_cast<uint32_t>(tag),
+                                  std::move(ranks));
 }
 
 class Combining : public Persistent {

@@ -1,8 +1,6 @@
 #include "shm_group.hpp"
 
 #include <algorithm>
-#include <map>
-#include <mutex>
 
 #include "mpi_api/progress.hpp"
 #include "mpi_api/progress_engine.hpp"
@@ -184,44 +182,15 @@ void ShmGroup::wait_for(const Need& need) {
     });
 }
 
-namespace {
-
 // Groups by collective context: a context id is reused only once every member
 // of the old communicator freed it, and a member gives it back only after its
 // view (and with it its hold on the group) is gone (mpi_api comm_free), so a
 // live group with the same context and the same members is this
 // communicator's. (Unless a nonblocking collective of the old communicator is
 // still pending at one of them: its request keeps the group alive.)
-struct Registry {
-    std::mutex mutex;
-    std::map<uint64_t, std::vector<std::weak_ptr<ShmGroup>>> by_context;
-};
-Registry& registry() {
-    static Registry* r = new Registry();  // lives as long as the process
-    return *r;
-}
-
-}  // namespace
-
 std::shared_ptr<ShmGroup> group_for(uint64_t key, std::vector<int> world_ranks) {
-    Registry& reg = registry();
-    std::lock_guard<std::mutex> guard(reg.mutex);
-    auto& list = reg.by_context[key];
-    std::shared_ptr<ShmGroup> found;
-    for (auto it = list.begin(); it != list.end();) {
-        std::shared_ptr<ShmGroup> g = it->lock();
-        if (!g) {
-            it = list.erase(it);
-            continue;
-        }
-        if (g->world_ranks() == world_ranks) found = g;
-        ++it;
-    }
-    if (!found) {
-        found = std::make_shared<ShmGroup>(std::move(world_ranks));
-        list.push_back(found);
-    }
-    return found;
+    static auto* groups = new SharedByMembers<ShmGroup>();  // lives as long as the process
+    return groups->find_or_make(key, std::move(world_ranks));
 }
 
 }  // namespace mpc::coll::shm

@@ -33,7 +33,9 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "runtime/sync.hpp"
@@ -178,5 +180,38 @@ class ShmGroup {
 // Keys above 32 bits name groups of single persistent requests
 // (shm_persistent.cpp).
 std::shared_ptr<ShmGroup> group_for(uint64_t key, std::vector<int> world_ranks);
+
+// Objects the members of a communicator in this node process share, found by
+// a key all of them compute alike (the communicator's context and, say, a
+// collective tag): a live object with the same key and the same members is
+// the caller's; otherwise the first caller makes it. T is made from the
+// members' world ranks and tells them by world_ranks().
+template <class T>
+class SharedByMembers {
+  public:
+    std::shared_ptr<T> find_or_make(uint64_t key, std::vector<int> world_ranks) {
+        std::lock_guard<std::mutex> guard(mutex_);
+        auto& list = by_key_[key];
+        std::shared_ptr<T> found;
+        for (auto it = list.begin(); it != list.end();) {
+            std::shared_ptr<T> o = it->lock();
+            if (!o) {
+                it = list.erase(it);
+                continue;
+            }
+            if (o->world_ranks() == world_ranks) found = o;
+            ++it;
+        }
+        if (!found) {
+            found = std::make_shared<T>(std::move(world_ranks));
+            list.push_back(found);
+        }
+        return found;
+    }
+
+  private:
+    std::mutex mutex_;
+    std::map<uint64_t, std::vector<std::weak_ptr<T>>> by_key_;
+};
 
 }  // namespace mpc::coll::shm
