@@ -62,6 +62,13 @@ private:
     size_t n_ = 0;
 };
 
+// Whether every active request of rs has completed.
+bool all_complete(const Collected& rs) {
+    for (Request* r : rs)
+        if (r && !r->is_complete()) return false;
+    return true;
+}
+
 // Active requests of an array (null entries and inactive persistent ones skipped).
 int collect(int count, const MPI_Request* reqs, Collected& out) {
     out.assign(count);
@@ -198,13 +205,8 @@ int PMPI_Testall(int count, MPI_Request array_of_requests[], int* flag,
     if (!flag) return raise(nullptr, make_error(MPI_ERR_ARG, "flag is NULL"));
     Collected rs;
     if (int e = collect(count, array_of_requests, rs)) return raise(nullptr, e);
-    auto all_done = [&] {
-        for (Request* r : rs)
-            if (r && !r->is_complete()) return false;
-        return true;
-    };
-    if (!all_done()) progress_for_test();
-    *flag = all_done();
+    if (!all_complete(rs)) progress_for_test();
+    *flag = all_complete(rs);
     if (!*flag) return MPI_SUCCESS;
     return finish_all(count, array_of_requests, rs, array_of_statuses);
 }
@@ -411,13 +413,8 @@ int PMPI_Request_get_status_all(int count, const MPI_Request array_of_requests[]
     Collected rs;
     if (int e = collect(count, array_of_requests, rs))
         return raise(nullptr, e);
-    auto all_done = [&] {
-        for (Request* r : rs)
-            if (r && !r->is_complete()) return false;
-        return true;
-    };
-    if (!all_done()) progress_for_test();
-    *flag = all_done();
+    if (!all_complete(rs)) progress_for_test();
+    *flag = all_complete(rs);
     if (!*flag) return MPI_SUCCESS;
     Codes codes;
     for (int i = 0; i < count; ++i) {
