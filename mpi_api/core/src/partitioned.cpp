@@ -137,6 +137,8 @@ class LocalRecv final : public Side {
         delivered.store(0, std::memory_order_relaxed);
         for (size_t j = 0; j < data_.parts; ++j) arrived_[j].store(0, std::memory_order_relaxed);
         if (Channel* ch = channel_.load(std::memory_order_acquire)) {
+            // Before the run opens: its copiers read it (account).
+            claimer_run_ = run_;
             open(ch);
             add_claimer(ch);
             return;
@@ -180,8 +182,11 @@ class LocalRecv final : public Side {
             }
         }
         if (delivered.fetch_add(1, std::memory_order_acq_rel) + 1 == sender_parts) {
+            RankState* const owner = owner_;  // this may go once the request completes
+            const bool claimer = claimer_run_ == run_;
             finish(static_cast<MPI_Count>(std::min(sender_total, data_.total())), error_);
             complete(request);
+            if (claimer) progress_notify(owner);  // the run's Claimer leaves the engine
         }
     }
     const Data& data() const { return data_; }
@@ -263,6 +268,7 @@ class LocalRecv final : public Side {
     std::atomic<Channel*> channel_{nullptr};
     std::atomic<bool> attaching_{false};
     int error_ = MPI_SUCCESS;
+    uint64_t claimer_run_ = 0;  // the last run given a Claimer
 };
 
 Channel::Channel(const Data& send_data) : send(send_data) {
