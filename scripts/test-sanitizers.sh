@@ -177,6 +177,8 @@ coll_persistent_many N1 n8 thread
 partitioned n4
 partitioned_threads n4
 partitioned_threads N2 thread
+partitioned_idle n4
+coll_persistent_wait n8 c1
 bigcount_coll n4
 "
 

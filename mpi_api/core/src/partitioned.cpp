@@ -95,8 +95,17 @@ class LocalSend final : public Side {
         if ((s.load(std::memory_order_relaxed) >> 2) == run_) return already_ready(i);
         s.store(state_word(run_, kReady), std::memory_order_seq_cst);
         // Pairs with the receiver's store of its run and look at the states
-        // (Channel::scan): one of the two sees the other.
-        if (channel_->recv_run.load(std::memory_order_seq_cst) >= run_) channel_->claim(i, run_);
+        // (Channel::open_run): one of the two sees the other.
+        if (channel_->recv_run.load(std::memory_order_seq_cst) < run_) return MPI_SUCCESS;
+        if (channel_->claimer_run.load(std::memory_order_acquire) == run_ &&
+            runtime::now_ns() - channel_->recv_looked_ns.load(std::memory_order_relaxed) <
+                kLookingNs) {
+            // The receiver is polling: its next look, or its engine's
+            // Claimer (flagged now), copies; this thread computes on.
+            progress_notify(channel_->recv_owner);
+            return MPI_SUCCESS;
+        }
+        channel_->claim(i, run_);
         return MPI_SUCCESS;
     }
     bool progress() override { return true; }
@@ -128,7 +137,10 @@ class LocalRecv final : public Side {
         delivered.store(0, std::memory_order_relaxed);
         for (size_t j = 0; j < data_.parts; ++j) arrived_[j].store(0, std::memory_order_relaxed);
         if (Channel* ch = channel_.load(std::memory_order_acquire)) {
+            // Before the run opens: its copiers read it (account).
+            claimer_run_ = run_;
             open(ch);
+            add_claimer(ch);
             return;
         }
         if (hello_.is_complete() && try_attach()) return;
@@ -148,6 +160,15 @@ class LocalRecv final : public Side {
                request->is_complete();
     }
     bool progress() override { return true; }
+    void look() override {
+        Channel* ch = channel_.load(std::memory_order_acquire);
+        if (!ch || ch->recv_run.load(std::memory_order_acquire) != run_) return;
+        // Written only when stale: the marking threads read the line.
+        const int64_t now = runtime::now_ns();
+        if (now - ch->recv_looked_ns.load(std::memory_order_relaxed) > kLookingNs / 4)
+            ch->recv_looked_ns.store(now, std::memory_order_relaxed);
+        ch->claim_ready(run_);
+    }
 
     // Copier side (Channel::claim): sender partition i's bytes
     // [offset, offset + len) are in the buffer.
@@ -161,8 +182,11 @@ class LocalRecv final : public Side {
             }
         }
         if (delivered.fetch_add(1, std::memory_order_acq_rel) + 1 == sender_parts) {
+            RankState* const owner = owner_;  // this may go once the request completes
+            const bool claimer = claimer_run_ == run_;
             finish(static_cast<MPI_Count>(std::min(sender_total, data_.total())), error_);
             complete(request);
+            if (claimer) progress_notify(owner);  // the run's Claimer leaves the engine
         }
     }
     const Data& data() const { return data_; }
@@ -198,6 +222,38 @@ class LocalRecv final : public Side {
         return true;
     }
 
+    // Partitions the sender leaves to this rank (Channel::recv_looked_ns)
+    // are claimed by the engine's Claimer of the run whenever the rank's
+    // operations progress (in any of its waits, or by a rank polling for it),
+    // not only in MPI_Parrived. It holds the channel, never this request,
+    // which may complete and go before the Claimer leaves the engine.
+    class Claimer final : public Progressable {
+      public:
+        Claimer(Channel* ch, uint64_t run) : ch_(ch), run_(run) {
+            ch_->refs.fetch_add(1, std::memory_order_relaxed);
+        }
+        ~Claimer() override { ch_->release(); }
+        bool progress() override { return ch_->claim_ready(run_); }
+
+      private:
+        Channel* ch_;
+        uint64_t run_;
+    };
+
+    // Not from open(): an attach runs inside the engine, which cannot take a
+    // new operation then. A run without a Claimer has the sender copy.
+    void add_claimer(Channel* ch) {
+        if (sender_parts == 0) return;
+        Request* helper = request_allocate(Request::Kind::Collective, owner_, comm_);
+        helper->operation = new Claimer(ch, run_);
+        helper->operation->request = helper;
+        helper->state.store(Request::kUserFreed, std::memory_order_relaxed);
+        progress_add(owner_, helper->operation, false);
+        // Once: the marking threads read it unsynchronized in later runs.
+        if (ch->recv_owner != owner_) ch->recv_owner = owner_;
+        ch->claimer_run.store(run_, std::memory_order_release);
+    }
+
     // The current run is open to the sender's copies.
     void open(Channel* ch) {
         if (sender_parts == 0) {  // nothing will come: done
@@ -212,6 +268,7 @@ class LocalRecv final : public Side {
     std::atomic<Channel*> channel_{nullptr};
     std::atomic<bool> attaching_{false};
     int error_ = MPI_SUCCESS;
+    uint64_t claimer_run_ = 0;  // the last run given a Claimer
 };
 
 Channel::Channel(const Data& send_data) : send(send_data) {
@@ -228,6 +285,19 @@ void Channel::open_run(LocalRecv* r, uint64_t run) {
     recv_run.store(run, std::memory_order_seq_cst);
     for (size_t i = 0; i < send.parts; ++i)
         if (state[i].load(std::memory_order_seq_cst) == state_word(run, kReady)) claim(i, run);
+}
+
+bool Channel::claim_ready(uint64_t run) {
+    bool left = false;
+    for (size_t i = 0; i < send.parts; ++i) {
+        uint64_t st = state[i].load(std::memory_order_acquire);
+        if (st == state_word(run, kReady)) {
+            claim(i, run);
+            st = state[i].load(std::memory_order_acquire);
+        }
+        if ((st >> 2) < run || st == state_word(run, kReady)) left = true;
+    }
+    return !left;
 }
 
 void Channel::claim(size_t i, uint64_t run) {
@@ -339,7 +409,11 @@ int partitioned_ready(Request* r, int partition) {
 }
 
 bool partitioned_arrived(Request* r, int partition) {
-    return static_cast<const part::Side*>(r->operation)->arrived(static_cast<size_t>(partition));
+    auto* s = static_cast<part::Side*>(r->operation);
+    const auto j = static_cast<size_t>(partition);
+    if (s->arrived(j)) return true;
+    s->look();
+    return s->arrived(j);
 }
 
 }  // namespace mpc::mpi

@@ -16,6 +16,7 @@
 #include "mpi_api/progress_engine.hpp"
 #include "mpi_api/rank.hpp"
 #include "mpi_api/request.hpp"
+#include "runtime/sync.hpp"
 
 namespace mpc::mpi::part {
 
@@ -36,6 +37,10 @@ inline uint64_t state_word(uint64_t run, Phase p) {
 }
 
 struct Channel;
+
+// A receiver that found a partition missing this recently is still polling
+// (Channel::recv_looked_ns).
+inline constexpr int64_t kLookingNs = 5000;
 
 // What MPI_Psend_init tells the matching receive.
 struct Hello {
@@ -70,6 +75,9 @@ class Side : public Progressable {
     virtual int ready(size_t i) = 0;
     // MPI_Parrived of partition j (receive side).
     virtual bool arrived(size_t) const { return false; }
+    // The receiver found a partition missing (MPI_Parrived): it is idle and
+    // may move partitions itself.
+    virtual void look() {}
 
     bool is_send() const { return send_; }
     size_t parts() const { return data_.parts; }
@@ -106,6 +114,9 @@ struct Channel {
     void open_run(LocalRecv* r, uint64_t run);
     // Copies sender partition i of run `run` unless another thread does.
     void claim(size_t i, uint64_t run);
+    // Claims every partition of run `run` marked ready; true once none of the
+    // run is left to claim (every one claimed, or the sender is past it).
+    bool claim_ready(uint64_t run);
 
     std::atomic<int> refs{2};
     const Data send;
@@ -114,6 +125,14 @@ struct Channel {
     Request* send_request = nullptr;
     std::atomic<LocalRecv*> recv{nullptr};
     std::atomic<uint64_t> recv_run{0};  // the receiver's open run (0: none yet)
+    // Who copies a partition marked ready. The receiver, when it is idle
+    // (polling MPI_Parrived: it last found a partition missing less than
+    // kLookingNs ago) and a Claimer of the run is with its engine: the
+    // marking thread (the sender's, busy computing the next partition) only
+    // notifies its engine then. Otherwise the marking thread, at once.
+    std::atomic<int64_t> recv_looked_ns{0};
+    std::atomic<uint64_t> claimer_run{0};  // the run a Claimer serves
+    RankState* recv_owner = nullptr;       // set before claimer_run
 };
 
 void finish_send(Channel* ch);

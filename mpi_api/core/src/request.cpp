@@ -6,6 +6,7 @@
 #include "mpi_api/progress.hpp"
 #include "mpi_api/progress_engine.hpp"
 #include "mpi_api/rank.hpp"
+#include "runtime/sync.hpp"
 
 // The object MPI_STATUS_IGNORE / MPI_STATUSES_IGNORE point at; never written.
 namespace {
@@ -35,6 +36,7 @@ void Request::reset() {
     persistent = false;
     active = false;
     cancel_requested = false;
+    peer_completes = false;
     mode = SendMode::Standard;
     rank = nullptr;
     comm = nullptr;
@@ -120,7 +122,9 @@ Request* request_allocate(Request::Kind kind, RankState* rank, Comm* comm) {
     return r;
 }
 
-Request* request_lookup(MPI_Request handle) { return pool().lookup(handle); }
+Request* request_lookup(MPI_Request handle) {
+    return pool().lookup(handle);
+}
 
 void request_for_each_live(void (*fn)(Request* r, void* ctx), void* ctx) {
     pool().for_each_live([&](Request* r) { fn(r, ctx); });
@@ -187,11 +191,50 @@ void disarm_doorbell(Doorbell::Entry* entry) {
     if (RankState* me = current_rank()) me->doorbell.disarm(entry);
 }
 
+namespace {
+
+// How long a wait for a request that another rank completes looks at the
+// request alone before it waits as any other (polling, then parking).
+constexpr int64_t kPeerSpinNs = 2000;
+
+// A wait for a request another rank's thread completes (peer_completes): no
+// poll is needed for it, and the completer is usually a microsecond away, on
+// another VP or on this one. So for a bounded time: the request's line only,
+// and the other tasks of this VP run (the completer may be one of them)
+// without the poll a yield makes. Returns whether r completed.
+bool wait_for_peer(Request* r) {
+    WaitRecord record;
+    int64_t start = -1;
+    for (unsigned spins = 0;; ++spins) {
+        if (sched::others_runnable()) {
+            sched::yield(false);
+        } else if (sched::cores_shared()) {
+            break;  // spinning would keep the core from the completer
+        } else {
+            runtime::cpu_relax();
+        }
+        if (r->is_complete()) return true;
+        if (spins % 16 == 0) {
+            const int64_t now = runtime::now_ns();
+            if (start < 0)
+                start = now;
+            else if (now - start >= kPeerSpinNs)
+                break;
+        }
+    }
+    record.discard();  // block_until records the rest as one wait
+    return false;
+}
+
+}  // namespace
+
 void wait_complete(Request* r) {
     if (r->is_complete()) return;
+    if (r->peer_completes && wait_for_peer(r)) return;
     // For the hang report: what the rank's own task waits for.
     RankState* const owner = hang_watch_on() && sched::in_task() ? r->rank : nullptr;
-    const Request* outer = owner ? owner->blocked_on.exchange(r, std::memory_order_relaxed) : nullptr;
+    const Request* outer =
+        owner ? owner->blocked_on.exchange(r, std::memory_order_relaxed) : nullptr;
     block_until([r] { return r->is_complete(); }, [r](sched::Waiter* w) { r->arm(w); },
                 [r](sched::Waiter* w) { r->disarm(w); });
     if (owner) owner->blocked_on.store(outer, std::memory_order_relaxed);

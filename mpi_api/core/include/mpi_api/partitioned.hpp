@@ -11,11 +11,15 @@
 //
 // Inside a node process the two requests share a Channel: every sender
 // partition has a state word (the run it belongs to, and whether it is
-// ready, being copied or copied). Marking a partition ready copies it at once,
-// on the marking thread, straight into the receive buffer (one copy per
-// partition) when the receiver has started the same run; otherwise the
-// receiver copies it when it starts (or attaches, if the hello had not
-// arrived). A partition is copied by whoever claims it first, with a
+// ready, being copied or copied). A partition marked ready is copied straight
+// into the receive buffer (one copy per partition) once the receiver has
+// started the same run: by the receiver when it is idle, polling
+// MPI_Parrived (it copies every ready partition when it finds one missing,
+// and its engine's Claimer of the run in any of its waits), so that the
+// sender's threads compute on; by the marking thread at once otherwise.
+// Before the receiver's start, the receiver copies what is ready when it
+// starts (or attaches, if the hello had not arrived). A partition is copied
+// by whoever claims it first, with a
 // compare-and-swap on its state word; the copier accounts the bytes to the
 // receive partitions it covers (MPI_Parrived reads these counts) and
 // completes the requests whose last part it moved. Sender and receiver may

@@ -75,6 +75,8 @@ class WaitRecord {
     ~WaitRecord() {
         if (start_) finish();
     }
+    // Counts nothing: the wait goes on under another record.
+    void discard() { start_ = 0; }
     WaitRecord(const WaitRecord&) = delete;
     WaitRecord& operator=(const WaitRecord&) = delete;
 

@@ -45,6 +45,9 @@ struct Request {
     bool persistent = false;
     bool active = false;            // persistent: started and not yet completed
     bool cancel_requested = false;
+    // Completed by another rank's thread without anyone polling for it (a
+    // persistent collective's last starter): waits look at the state first.
+    bool peer_completes = false;
     SendMode mode = SendMode::Standard;
     RankState* rank = nullptr;      // owner
     Comm* comm = nullptr;
