@@ -79,6 +79,7 @@ int write_combined(File* f, const View& v, uint64_t s0, const Memory& m, uint64_
     PendingWrite mine{f, &v, s0, &m, n, 0, MPI_SUCCESS, {}};
     mine.done.kind = mpi::Request::Kind::File;
     mine.done.rank = f->owner;
+    mine.done.comm = f->comm;  // the hang report names the file
     node.writes_lock.lock();
     const bool writer = !node.writing;
     if (writer)
