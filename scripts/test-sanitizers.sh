@@ -170,6 +170,8 @@ io_modes n4
 io_modes N3 n5 wait
 io_types n3
 io_errors N2 n4 wait
+io_combine n8
+io_combine N1 n8 thread
 coll_persistent n4
 coll_persistent N2 collaborative
 coll_persistent_many n4

@@ -221,7 +221,8 @@ int access(File* f, const Access& a, MPI_Status* status) {
         Prepared p;
         if (int e = prepare(f, a, &p)) return finish(p, 0, e, status);
         uint64_t moved = 0;
-        const int err = transfer(f, a.dir, *p.view, p.s0, p.mem, p.n, &moved);
+        const int err = a.dir == Dir::Write ? write_combined(f, *p.view, p.s0, p.mem, p.n, &moved)
+                                            : transfer(f, a.dir, *p.view, p.s0, p.mem, p.n, &moved);
         return finish(p, moved, err, status);
     }
     mpi::Request r;

@@ -154,24 +154,18 @@ int open(Comm* comm, const char* filename, int amode, const mpi::Info* info, Fil
         return err;
     }
     if (comm->rank != 0) err = os_open(filename, amode, false, hints.file_perm, &fd);
-    // Every rank opened, and the same file.
-    const int64_t id = file_identity(fd);
-    int64_t w[] = {id, -id, -static_cast<int64_t>(mpi::error_class_of(err))};
-    if (int e = allreduce_min(comm, w, 3)) err = err ? err : e;
-    if (!err && w[2])
-        err = mpi::make_error(static_cast<int>(-w[2]), "opening the file failed on another rank");
-    if (!err && w[0] != -w[1])
-        err = mpi::make_error(MPI_ERR_NOT_SAME, "the ranks' file names name different files");
-    if (err) {
-        if (fd >= 0) ::close(fd);
-        return err;
-    }
+    // The private communicator and the node's record are made before the
+    // last agreement, which is then also the barrier after which every member
+    // has joined its node (a collective access may follow at once): three
+    // synchronisations of the group per open instead of four, each a wake-up
+    // of a parked rank on a busy host. Ranks whose open failed take part too,
+    // and everyone undoes it when any failed.
     Comm* priv = nullptr;
     if (int e = mpi::comm_create(comm, comm->group, &priv)) {
-        ::close(fd);
+        if (fd >= 0) ::close(fd);
         return e;
     }
-    hints.serialize_writes = local_file_system(fd);
+    hints.serialize_writes = fd >= 0 && local_file_system(fd);
     if (info) apply_hints(&hints, *info, true);  // an explicit hint wins
     File* f = file_allocate(comm->owner);
     f->comm = priv;
@@ -184,14 +178,27 @@ int open(Comm* comm, const char* filename, int amode, const mpi::Info* info, Fil
     priv->error_object = f->handle;
     priv->name = "file '" + f->filename + "'";
     node_join(f);
-    if (amode & MPI_MODE_APPEND) {
+    if (!err && (amode & MPI_MODE_APPEND)) {
         struct stat st;
         const int64_t size = fstat(fd, &st) == 0 ? st.st_size : 0;
         f->fp.store(size);
         if (f->node->hosts_shared_fp()) sfp_store(f, size);
     }
-    // Every member has joined its node once the group has synchronised.
-    if (int e = barrier(f)) return e;
+    // Every rank opened, and the same file.
+    const int64_t id = file_identity(fd);
+    int64_t w[] = {id, -id, -static_cast<int64_t>(mpi::error_class_of(err))};
+    if (int e = allreduce_min(comm, w, 3)) err = err ? err : e;
+    if (!err && w[2])
+        err = mpi::make_error(static_cast<int>(-w[2]), "opening the file failed on another rank");
+    if (!err && w[0] != -w[1])
+        err = mpi::make_error(MPI_ERR_NOT_SAME, "the ranks' file names name different files");
+    if (err) {
+        node_leave(f);
+        mpi::comm_free(priv);
+        if (fd >= 0) ::close(fd);
+        file_release(f);
+        return err;
+    }
     sfp_server_start(f);
     *out = f;
     return MPI_SUCCESS;

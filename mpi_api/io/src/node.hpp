@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "file.hpp"
+#include "runtime/sync.hpp"
 
 namespace mpc::io {
 
@@ -24,8 +25,9 @@ inline constexpr uint64_t kCollSequences = 1u << 23;
 inline constexpr int kSfpRequestTag = 0x5f000000;
 inline constexpr int kSfpReplyTagBase = 0x60000000;  // + (request number mod 2^24)
 
-struct NodeColl;  // collective.hpp
-class SfpServer;  // shared_fp.cpp
+struct NodeColl;      // collective.hpp
+struct PendingWrite;  // transfer.cpp
+class SfpServer;      // shared_fp.cpp
 
 struct NodeFile {
     // Identity: the private communicator's context and its world ranks.
@@ -47,6 +49,12 @@ struct NodeFile {
 
     std::mutex mutex;  // colls
     std::map<uint64_t, std::shared_ptr<NodeColl>> colls;
+
+    // Blocking independent writes handed to the node's writer (transfer.hpp,
+    // write_combined): the queue, and whether a member is writing.
+    runtime::SpinLock writes_lock;
+    std::vector<PendingWrite*> writes;
+    bool writing = false;
 
     int members() const { return static_cast<int>(member_ranks.size()); }
     // Node-level messages go out and come in as the node's leader (member 0).
