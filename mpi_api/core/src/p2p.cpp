@@ -99,8 +99,8 @@ bool p2p_send_now(Comm* c, int dest, int tag, const void* buf, MPI_Count count,
     if (bytes > limit) return false;
     RankState* d = world().local(c->peer_world_rank(dest));
     if (!d) return false;
-    const bool slot = intranode::send_eager(d, Envelope{c->context, c->rank, tag}, buf,
-                                            static_cast<size_t>(count), type, bytes);
+    const bool slot = intranode::send_eager(c->owner, d, Envelope{c->context, c->rank, tag},
+                                            buf, static_cast<size_t>(count), type, bytes);
     if (__builtin_expect(runtime::tools::g_transport.on(), 0)) counted_send(c->owner, slot, bytes);
     return true;
 }

@@ -1,0 +1,256 @@
+#include "intranode_rings.hpp"
+
+#include <atomic>
+#include <cstring>
+#include <memory>
+
+#include "intranode.hpp"
+#include "mpi_api/datatype.hpp"
+#include "mpi_api/p2p.hpp"
+#include "mpi_api/rank.hpp"
+#include "mpi_api/tool_events.hpp"
+#include "runtime/sync.hpp"
+#include "runtime/tools.hpp"
+
+namespace mpc::mpi::intranode {
+namespace {
+
+constexpr uint32_t kEntries = 64;
+
+struct alignas(64) Entry {
+    // The entry's position + 1 once written: a reader knows a stale entry
+    // (from the last lap) without any word the sender and reader share.
+    std::atomic<uint32_t> stamp{0};
+    uint32_t bytes = 0;  // inline payload size, or kPointer
+    Envelope env{};
+    uint32_t pad_ = 0;
+    union {
+        Incoming* ptr;
+        unsigned char data[kRingInline];
+    };
+    static constexpr uint32_t kPointer = ~uint32_t{0};
+};
+static_assert(sizeof(Entry) == 64, "one entry per cache line");
+
+}  // namespace
+
+struct Ring {
+    // The senders' line: the threads of a rank (or ranks progressing its
+    // operations) send at once.
+    alignas(64) runtime::SpinLock lock;
+    uint32_t tail = 0;       // next position to write
+    uint32_t head_seen = 0;  // the reader's head when last looked at
+    // The reader's line (under the receiver's matching lock).
+    alignas(64) std::atomic<uint32_t> head{0};
+    bool fresh = true;  // no entry read yet: the pair's inbox messages come first
+    Entry entry[kEntries];
+};
+
+struct Rings {
+    explicit Rings(size_t n) : nlocal(n) {
+        if (n <= kMaxRingRanks) out = std::make_unique<Out[]>(n);
+    }
+    ~Rings() {
+        for (auto& g : in) delete g.load(std::memory_order_relaxed);
+    }
+    // As receiver: rings in the order they were made, and a flag that senders
+    // raise after writing (the poll's hint; a Dekker pair with the reader).
+    alignas(64) std::atomic<bool> pending{false};
+    std::atomic<uint32_t> count{0};
+    std::atomic<Ring*> in[kMaxRings] = {};
+    // As sender, by the receiver's local index.
+    struct Out {
+        std::atomic<Ring*> ring{nullptr};
+        std::atomic<uint32_t> sent{0};  // through the inbox (approximate: relaxed)
+    };
+    size_t nlocal;
+    std::unique_ptr<Out[]> out;  // null: too many ranks for rings
+};
+
+void rings_init(RankState* r, size_t nlocal) {
+    delete r->rings;
+    r->rings = new Rings(nlocal);
+}
+
+void rings_release(RankState* r) {
+    Rings* rs = r->rings;
+    if (!rs) return;
+    const uint32_t n = rs->count.load(std::memory_order_acquire);
+    for (uint32_t i = 0; i < n; ++i) {
+        Ring* g = rs->in[i].load(std::memory_order_acquire);
+        if (!g) continue;
+        for (uint32_t h = g->head.load(std::memory_order_relaxed);
+             g->entry[h % kEntries].stamp.load(std::memory_order_acquire) == h + 1; ++h) {
+            Entry& e = g->entry[h % kEntries];
+            if (e.bytes == Entry::kPointer) free_incoming(e.ptr);
+        }
+    }
+    delete rs;
+    r->rings = nullptr;
+}
+
+namespace {
+
+// Gives the pair a ring, unless dest has all it may have. Threads of the
+// sender racing here may both register one: the loser's stays empty.
+Ring* promote(Rings::Out& o, Rings& to) {
+    uint32_t n = to.count.load(std::memory_order_relaxed);
+    do {
+        if (n >= kMaxRings) return nullptr;
+    } while (!to.count.compare_exchange_weak(n, n + 1, std::memory_order_seq_cst));
+    auto* g = new Ring();
+    // Listed before any entry is written; seq_cst, like the stamps: a reader
+    // that clears `pending` and misses a stamp's flag must see the ring.
+    to.in[n].store(g, std::memory_order_seq_cst);
+    Ring* none = nullptr;
+    if (o.ring.compare_exchange_strong(none, g, std::memory_order_acq_rel)) return g;
+    return none;
+}
+
+// An entry for the sender to write (g->lock held); when the ring is full,
+// the sender moves dest's messages into its matching itself.
+Entry& claim(Ring* g, RankState* dest) {
+    while (g->tail - g->head_seen >= kEntries) {
+        g->head_seen = g->head.load(std::memory_order_acquire);
+        if (g->tail - g->head_seen < kEntries) break;
+        g->lock.unlock();
+        dest->match.lock.lock();
+        Deliveries out;
+        const bool unexpected = drain_locked(dest, out);
+        dest->match.lock.unlock();
+        out.deliver_all();
+        if (unexpected) wake_prober(dest);
+        g->lock.lock();
+    }
+    return g->entry[g->tail % kEntries];
+}
+
+void publish(Ring* g, Entry& e, RankState* dest) {
+    // seq_cst: the stamp store and the load of `pending` below must not be
+    // reordered (the reader clears `pending`, then reads the stamps).
+    e.stamp.store(g->tail + 1, std::memory_order_seq_cst);
+    ++g->tail;
+    g->lock.unlock();
+    std::atomic<bool>& pending = dest->rings->pending;
+    if (!pending.load(std::memory_order_seq_cst)) pending.store(true, std::memory_order_seq_cst);
+    dest->doorbell.ring();
+}
+
+}  // namespace
+
+Ring* ring_for(RankState* from, RankState* dest) {
+    Rings& mine = *from->rings;
+    if (!mine.out) [[unlikely]]
+        return nullptr;
+    Rings::Out& o = mine.out[static_cast<size_t>(dest->local_index)];
+    if (Ring* g = o.ring.load(std::memory_order_acquire)) [[likely]]
+        return g;
+    if (o.sent.fetch_add(1, std::memory_order_relaxed) < kPromoteAfter) return nullptr;
+    return promote(o, *dest->rings);
+}
+
+void ring_send_inline(Ring* g, RankState* dest, const Envelope& env, const void* buf,
+                      size_t count, const Datatype& type, size_t bytes) {
+    g->lock.lock();
+    Entry& e = claim(g, dest);
+    e.bytes = static_cast<uint32_t>(bytes);
+    e.env = env;
+    pack(buf, count, type, 0, e.data, bytes);
+    publish(g, e, dest);
+}
+
+void ring_send(Ring* g, RankState* dest, Incoming* m) {
+    g->lock.lock();
+    Entry& e = claim(g, dest);
+    e.bytes = Entry::kPointer;
+    e.ptr = m;
+    publish(g, e, dest);
+}
+
+bool rings_pending(const RankState* r) {
+    return r->rings->pending.load(std::memory_order_relaxed);
+}
+
+namespace {
+
+// Matches entry e of r's ring: into `out` (to deliver once unlocked) or the
+// unexpected queue.
+void take(RankState* r, Entry& e, Deliveries& out, bool& unexpected) {
+    Incoming* m = nullptr;
+    if (e.bytes == Entry::kPointer) {
+        m = e.ptr;
+        if (Request* q = r->match.take_posted(m->env)) {
+            out.add(m, q);
+            return;
+        }
+    } else {
+        if (Request* q = r->match.take_posted(e.env)) {
+            place(q, e.env, e.data, e.bytes);  // at most 40 bytes: under the lock
+            out.add(nullptr, q);
+            return;
+        }
+        m = cell_with(e.env, e.data, e.bytes);
+    }
+    r->match.add_unexpected(m);
+    runtime::tools::raise(events::g_unexpected, r->local_index,
+                          events::Unexpected{m->env.source, m->env.tag, m->bytes});
+    unexpected = true;
+}
+
+}  // namespace
+
+RingDrain rings_drain_locked(RankState* r, Deliveries& out, bool& unexpected,
+                             bool (*inbox_clear)(const RankState*)) {
+    Rings& rs = *r->rings;
+    if (!rs.pending.load(std::memory_order_seq_cst)) return RingDrain::Done;
+    rs.pending.store(false, std::memory_order_seq_cst);
+    RingDrain result = RingDrain::Done;
+    const uint32_t n = rs.count.load(std::memory_order_seq_cst);
+    for (uint32_t i = 0; i < n && result == RingDrain::Done; ++i) {
+        Ring* g = rs.in[i].load(std::memory_order_seq_cst);
+        if (!g) continue;  // being listed: its sender will raise `pending` again
+        const uint32_t h0 = g->head.load(std::memory_order_relaxed);
+        uint32_t h = h0;
+        for (;; ++h) {
+            Entry& e = g->entry[h % kEntries];
+            if (e.stamp.load(std::memory_order_seq_cst) != h + 1) break;
+            if (out.full()) {
+                result = RingDrain::Full;
+                break;
+            }
+            // The entry was written after every inbox message of its pair:
+            // those are in the inbox or the backlog now, or matched.
+            if (g->fresh) {
+                if (!inbox_clear(r)) {
+                    result = RingDrain::InboxFirst;
+                    break;
+                }
+                g->fresh = false;
+            }
+            take(r, e, out, unexpected);
+        }
+        if (h != h0) g->head.store(h, std::memory_order_release);
+    }
+    // Stopped early: what is left must not wait for the next sender's flag.
+    if (result != RingDrain::Done) rs.pending.store(true, std::memory_order_relaxed);
+    return result;
+}
+
+size_t rings_queued(const RankState* r) {
+    const Rings* rs = r->rings;
+    if (!rs) return 0;
+    size_t queued = 0;
+    const uint32_t n = rs->count.load(std::memory_order_acquire);
+    for (uint32_t i = 0; i < n; ++i) {
+        const Ring* g = rs->in[i].load(std::memory_order_acquire);
+        if (!g) continue;
+        for (uint32_t h = g->head.load(std::memory_order_acquire);
+             g->entry[h % kEntries].stamp.load(std::memory_order_acquire) == h + 1 &&
+             queued < kEntries * kMaxRings;
+             ++h)
+            ++queued;
+    }
+    return queued;
+}
+
+}  // namespace mpc::mpi::intranode
