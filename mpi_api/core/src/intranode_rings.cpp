@@ -42,7 +42,6 @@ struct Ring {
     uint32_t head_seen = 0;  // the reader's head when last looked at
     // The reader's line (under the receiver's matching lock).
     alignas(64) std::atomic<uint32_t> head{0};
-    bool fresh = true;  // no entry read yet: the pair's inbox messages come first
     Entry entry[kEntries];
 };
 
@@ -218,14 +217,13 @@ RingDrain rings_drain_locked(RankState* r, Deliveries& out, bool& unexpected,
                 result = RingDrain::Full;
                 break;
             }
-            // The entry was written after every inbox message of its pair:
-            // those are in the inbox or the backlog now, or matched.
-            if (g->fresh) {
-                if (!inbox_clear(r)) {
-                    result = RingDrain::InboxFirst;
-                    break;
-                }
-                g->fresh = false;
+            // Inbox messages its sending thread pushed before writing it (the
+            // pair's first ones, or a thread that looked before the ring was
+            // made) are in the inbox or the backlog now, or matched: they go
+            // first. (A load of lines only inbox senders write: cheap.)
+            if (!inbox_clear(r)) {
+                result = RingDrain::InboxFirst;
+                break;
             }
             take(r, e, out, unexpected);
         }

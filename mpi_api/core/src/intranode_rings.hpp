@@ -14,9 +14,10 @@
 // the receiver has fewer than kMaxRings rings (memory: about 4 KiB per ring),
 // and only in node processes of at most kMaxRingRanks ranks (the sender's
 // table is one word pair per local rank). Order per sender holds across the
-// switch: every inbox message of a pair is older than all of its ring
-// messages, so the first ring entry of a pair is matched only once the inbox
-// holds nothing unmatched (rings_drain_locked asks the caller).
+// switch: a ring entry is matched only when the receiver's inbox holds
+// nothing unmatched (rings_drain_locked asks the caller), so the inbox
+// messages a thread sent before it (it may have looked for the ring just
+// before the ring was made) go first.
 // Never: a ring entry read without the receiver's matching lock, or written
 // without its ring's lock.
 #pragma once
@@ -61,7 +62,7 @@ bool rings_pending(const RankState* r);
 enum class RingDrain {
     Done,       // every ring read up to its newest message
     Full,       // stopped because `out` filled
-    InboxFirst  // a pair's first ring message waits for the inbox to be matched
+    InboxFirst  // a ring message waits for the inbox to be matched first
 };
 // With r->match.lock held: moves messages of r's rings into matching (posted
 // receives, or the unexpected queue: `unexpected` set). `inbox_clear` says
