@@ -448,23 +448,25 @@ bool inbox_clear(const RankState* r) {
            !r->backlog_head.load(std::memory_order_relaxed);
 }
 
-// drain_locked until `out` is full: the inbox, then the rings (whose first
-// messages of a pair may send us back to the inbox).
-bool drain_some_locked(RankState* r, Deliveries& out) {
+// drain_locked until `out` is full: the inbox, then the rings (whose
+// messages may send us back to the inbox).
+bool drain_some_locked(RankState* r, Deliveries& out, Request** posting) {
     bool unexpected = false;
     do {
         unexpected |= drain_inbox_locked(r, out);
-    } while (!out.full() &&
-             rings_drain_locked(r, out, unexpected, inbox_clear) == RingDrain::InboxFirst);
+    } while (!out.full() && rings_drain_locked(r, out, unexpected, inbox_clear, posting) ==
+                                RingDrain::InboxFirst);
     return unexpected;
 }
 
 }  // namespace
 
-bool drain_locked(RankState* r, Deliveries& out) {
+bool drain_locked(RankState* r, Deliveries& out, Request** posting) {
+    Request* none = nullptr;
+    if (!posting) posting = &none;
     bool unexpected = false;
     for (;;) {
-        unexpected |= drain_some_locked(r, out);
+        unexpected |= drain_some_locked(r, out, posting);
         if (!out.full()) return unexpected;
         r->match.lock.unlock();
         out.deliver_all();

@@ -59,7 +59,9 @@ private:
 // receives or the unexpected queue. Whenever `out` fills, it releases the lock
 // to deliver those matches and takes it again. Returns true when anything
 // became unexpected.
-bool drain_locked(RankState* r, Deliveries& out);
+// With `posting` (a receive being posted, see rings_drain_locked): a message
+// from a ring may go straight to *posting, which is then set to null.
+bool drain_locked(RankState* r, Deliveries& out, Request** posting = nullptr);
 // Drains r's inbox. The owner waits for the lock; a thief gives up at once.
 // A lone small message is received in place (see receive_in_place).
 bool drain(RankState* r, bool owner);

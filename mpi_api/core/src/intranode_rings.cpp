@@ -172,18 +172,30 @@ bool rings_pending(const RankState* r) {
 
 namespace {
 
+// The receive for envelope e: the oldest posted one it matches, else the one
+// being posted (see rings_drain_locked), else none.
+Request* receiver_of(RankState* r, const Envelope& e, Request** posting) {
+    if (Request* q = r->match.take_posted(e)) return q;
+    Request* p = *posting;
+    if (!p || p->context != e.context || !envelope_matches(p->peer, p->tag, e) ||
+        r->match.find_unexpected(p->context, p->peer, p->tag))
+        return nullptr;
+    *posting = nullptr;
+    return p;
+}
+
 // Matches entry e of r's ring: into `out` (to deliver once unlocked) or the
 // unexpected queue.
-void take(RankState* r, Entry& e, Deliveries& out, bool& unexpected) {
+void take(RankState* r, Entry& e, Deliveries& out, bool& unexpected, Request** posting) {
     Incoming* m = nullptr;
     if (e.bytes == Entry::kPointer) {
         m = e.ptr;
-        if (Request* q = r->match.take_posted(m->env)) {
+        if (Request* q = receiver_of(r, m->env, posting)) {
             out.add(m, q);
             return;
         }
     } else {
-        if (Request* q = r->match.take_posted(e.env)) {
+        if (Request* q = receiver_of(r, e.env, posting)) {
             place(q, e.env, e.data, e.bytes);  // at most 40 bytes: under the lock
             out.add(nullptr, q);
             return;
@@ -199,7 +211,7 @@ void take(RankState* r, Entry& e, Deliveries& out, bool& unexpected) {
 }  // namespace
 
 RingDrain rings_drain_locked(RankState* r, Deliveries& out, bool& unexpected,
-                             bool (*inbox_clear)(const RankState*)) {
+                             bool (*inbox_clear)(const RankState*), Request** posting) {
     Rings& rs = *r->rings;
     if (!rs.pending.load(std::memory_order_seq_cst)) return RingDrain::Done;
     rs.pending.store(false, std::memory_order_seq_cst);
@@ -225,7 +237,7 @@ RingDrain rings_drain_locked(RankState* r, Deliveries& out, bool& unexpected,
                 result = RingDrain::InboxFirst;
                 break;
             }
-            take(r, e, out, unexpected);
+            take(r, e, out, unexpected, posting);
         }
         if (h != h0) g->head.store(h, std::memory_order_release);
     }

@@ -66,9 +66,13 @@ enum class RingDrain {
 };
 // With r->match.lock held: moves messages of r's rings into matching (posted
 // receives, or the unexpected queue: `unexpected` set). `inbox_clear` says
-// whether r's inbox and backlog hold nothing unmatched.
+// whether r's inbox and backlog hold nothing unmatched. *posting, when not
+// null, is a receive being posted: the first message no posted receive
+// wants but it does (and no older unexpected one would match it first) goes
+// straight to it, saving a trip through the unexpected queue; *posting is
+// then set to null (the receive is in `out`, to complete).
 RingDrain rings_drain_locked(RankState* r, Deliveries& out, bool& unexpected,
-                             bool (*inbox_clear)(const RankState*));
+                             bool (*inbox_clear)(const RankState*), Request** posting);
 // Messages in r's rings not matched yet (the hang report; a snapshot).
 size_t rings_queued(const RankState* r);
 

@@ -128,10 +128,14 @@ void p2p_start_recv(Request* r) {
         return;
     }
     intranode::Deliveries out;
-    bool unexpected = intranode::drain_locked(me, out);
-    Incoming* m = q.find_unexpected(r->context, r->peer, r->tag);
-    if (m) q.remove_unexpected(m);
-    else q.add_posted(r);
+    Request* posting = r;
+    bool unexpected = intranode::drain_locked(me, out, &posting);
+    Incoming* m = nullptr;
+    if (posting) {  // (else a ring's message went straight to r: it is in `out`)
+        m = q.find_unexpected(r->context, r->peer, r->tag);
+        if (m) q.remove_unexpected(m);
+        else q.add_posted(r);
+    }
     q.lock.unlock();
     if (in_place) complete(in_place);  // an older posted receive had it
     out.deliver_all();

@@ -665,3 +665,49 @@ TEST_CASE("threads of one rank sending while their pair gets its ring keep their
         REQUIRE(errors == 0);
     }
 }
+
+TEST_CASE("a receive posted late takes a ring's message straight, in matching order", "[p2p]") {
+    using namespace mpc::mpi::intranode;
+    Job job(2);
+    RankState* me = job[1];
+    // Make the pair busy enough for its ring.
+    for (unsigned i = 0; i <= kPromoteAfter; ++i) {
+        int v = 0, got = 0;
+        Request s, r;
+        start_send(s, job[0], &v, sizeof v, 1, 1);
+        start_recv(r, me, &got, sizeof got, 0, 1);
+        REQUIRE(r.is_complete());
+    }
+    int a = 10, b = 20, got = 0;
+    Request sa, sb;
+    start_send(sa, job[0], &a, sizeof a, 1, 5);
+    start_send(sb, job[0], &b, sizeof b, 1, 6);
+    REQUIRE(rings_queued(me) == 2);
+    Request rb;
+    start_recv(rb, me, &got, sizeof got, 0, 6);  // a: unexpected; b: straight in
+    REQUIRE(rb.is_complete());
+    CHECK(got == 20);
+    CHECK(me->match.unexpected_count() == 1);
+    CHECK(me->match.posted_count() == 0);
+    Request ra;
+    start_recv(ra, me, &got, sizeof got, 0, 5);
+    REQUIRE(ra.is_complete());
+    CHECK(got == 10);
+    // An older unexpected message that matches goes first.
+    int c = 30, d = 40;
+    Request sc, sd;
+    start_send(sc, job[0], &c, sizeof c, 1, 7);
+    poll_as(me);
+    CHECK(me->match.unexpected_count() == 1);
+    start_send(sd, job[0], &d, sizeof d, 1, 7);
+    Request rc, rd;
+    start_recv(rc, me, &got, sizeof got, 0, 7);
+    REQUIRE(rc.is_complete());
+    CHECK(got == 30);
+    CHECK(me->match.unexpected_count() == 1);  // d
+    start_recv(rd, me, &got, sizeof got, MPI_ANY_SOURCE, MPI_ANY_TAG);
+    REQUIRE(rd.is_complete());
+    CHECK(got == 40);
+    CHECK(me->match.unexpected_count() == 0);
+    CHECK(rings_queued(me) == 0);
+}
