@@ -543,7 +543,8 @@ Request* receive_in_place(RankState* r, Request* posting) {
 bool drain(RankState* r, bool owner) {
     const uintptr_t word = r->inbox.word.load(std::memory_order_relaxed);
     if ((word == 0 || word == r->received_in_place.load(std::memory_order_relaxed)) &&
-        !r->backlog_head.load(std::memory_order_relaxed) && !rings_pending(r))
+        !r->backlog_head.load(std::memory_order_relaxed) &&
+        !(owner ? rings_ready(r) : rings_to_steal(r)))
         return false;
     if (Incoming* top = top_of(word)) __builtin_prefetch(top);  // overlaps the lock
     if (owner)

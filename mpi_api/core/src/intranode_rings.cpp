@@ -52,10 +52,12 @@ struct Rings {
     ~Rings() {
         for (auto& g : in) delete g.load(std::memory_order_relaxed);
     }
-    // As receiver: rings in the order they were made, and a flag that senders
-    // raise after writing (the poll's hint; a Dekker pair with the reader).
+    // As receiver: a flag that senders raise after writing (the hint of ranks
+    // polling for this one; a Dekker pair with them, see rings_to_steal), on
+    // a line of its own: the receiver never reads it.
     alignas(64) std::atomic<bool> pending{false};
-    std::atomic<uint32_t> count{0};
+    // The rings, in the order they were made.
+    alignas(64) std::atomic<uint32_t> count{0};
     std::atomic<Ring*> in[kMaxRings] = {};
     // As sender, by the receiver's local index.
     struct Out {
@@ -166,9 +168,6 @@ void ring_send(Ring* g, RankState* dest, Incoming* m) {
     publish(g, e, dest);
 }
 
-bool rings_pending(const RankState* r) {
-    return r->rings->pending.load(std::memory_order_relaxed);
-}
 
 namespace {
 
@@ -210,23 +209,24 @@ void take(RankState* r, Entry& e, Deliveries& out, bool& unexpected, Request** p
 
 }  // namespace
 
-RingDrain rings_drain_locked(RankState* r, Deliveries& out, bool& unexpected,
-                             bool (*inbox_clear)(const RankState*), Request** posting) {
+namespace {
+
+// Takes every entry visible now, ring by ring; `took` says whether any.
+RingDrain take_visible(RankState* r, Deliveries& out, bool& unexpected,
+                       bool (*inbox_clear)(const RankState*), Request** posting, bool& took) {
     Rings& rs = *r->rings;
-    if (!rs.pending.load(std::memory_order_seq_cst)) return RingDrain::Done;
-    rs.pending.store(false, std::memory_order_seq_cst);
-    RingDrain result = RingDrain::Done;
     const uint32_t n = rs.count.load(std::memory_order_seq_cst);
-    for (uint32_t i = 0; i < n && result == RingDrain::Done; ++i) {
+    for (uint32_t i = 0; i < n; ++i) {
         Ring* g = rs.in[i].load(std::memory_order_seq_cst);
-        if (!g) continue;  // being listed: its sender will raise `pending` again
+        if (!g) continue;  // being listed: seen at the next look
         const uint32_t h0 = g->head.load(std::memory_order_relaxed);
         uint32_t h = h0;
+        RingDrain stop = RingDrain::Done;
         for (;; ++h) {
             Entry& e = g->entry[h % kEntries];
             if (e.stamp.load(std::memory_order_seq_cst) != h + 1) break;
             if (out.full()) {
-                result = RingDrain::Full;
+                stop = RingDrain::Full;
                 break;
             }
             // Inbox messages its sending thread pushed before writing it (the
@@ -234,16 +234,51 @@ RingDrain rings_drain_locked(RankState* r, Deliveries& out, bool& unexpected,
             // made) are in the inbox or the backlog now, or matched: they go
             // first. (A load of lines only inbox senders write: cheap.)
             if (!inbox_clear(r)) {
-                result = RingDrain::InboxFirst;
+                stop = RingDrain::InboxFirst;
                 break;
             }
             take(r, e, out, unexpected, posting);
         }
-        if (h != h0) g->head.store(h, std::memory_order_release);
+        if (h != h0) {
+            g->head.store(h, std::memory_order_release);
+            took = true;
+        }
+        if (stop != RingDrain::Done) return stop;
     }
-    // Stopped early: what is left must not wait for the next sender's flag.
-    if (result != RingDrain::Done) rs.pending.store(true, std::memory_order_relaxed);
-    return result;
+    return RingDrain::Done;
+}
+
+}  // namespace
+
+RingDrain rings_drain_locked(RankState* r, Deliveries& out, bool& unexpected,
+                             bool (*inbox_clear)(const RankState*), Request** posting) {
+    bool took = false;
+    return take_visible(r, out, unexpected, inbox_clear, posting, took);
+}
+
+bool rings_ready(const RankState* r) {
+    // (seq_cst loads, plain ones on x86: rings_to_steal's second look.)
+    const Rings& rs = *r->rings;
+    const uint32_t n = rs.count.load(std::memory_order_seq_cst);
+    for (uint32_t i = 0; i < n; ++i) {
+        const Ring* g = rs.in[i].load(std::memory_order_seq_cst);
+        if (!g) continue;
+        const uint32_t h = g->head.load(std::memory_order_seq_cst);
+        if (g->entry[h % kEntries].stamp.load(std::memory_order_seq_cst) == h + 1) return true;
+    }
+    return false;
+}
+
+bool rings_to_steal(RankState* r) {
+    // `pending` stays raised while messages flow (senders find it so in
+    // their cache); the receiver itself never reads it. A poller that finds
+    // it raised but the rings empty lowers it, then looks again: a sender
+    // that saw it still raised had written its entry before.
+    std::atomic<bool>& pending = r->rings->pending;
+    if (!pending.load(std::memory_order_relaxed)) return false;
+    if (rings_ready(r)) return true;
+    pending.store(false, std::memory_order_seq_cst);
+    return rings_ready(r);
 }
 
 size_t rings_queued(const RankState* r) {

@@ -56,8 +56,12 @@ void ring_send_inline(Ring* g, RankState* dest, const Envelope& e, const void* b
 // Sends m (a cell or a rendezvous) through the ring.
 void ring_send(Ring* g, RankState* dest, Incoming* m);
 
-// A hint, without the lock: a ring of r may hold a message.
-bool rings_pending(const RankState* r);
+// Hints, without the lock. For r itself: a ring's next entry is written
+// (reads r's rings, lines that stay in its cache while nothing arrives). For
+// ranks polling for r (collaborative polling): the same, looked at only
+// when senders raised r's flag since a poller last found the rings empty.
+bool rings_ready(const RankState* r);
+bool rings_to_steal(RankState* r);
 
 enum class RingDrain {
     Done,       // every ring read up to its newest message
