@@ -140,10 +140,11 @@ void publish(Ring* g, Entry& e, RankState* dest) {
 }  // namespace
 
 Ring* ring_for(RankState* from, RankState* dest) {
-    Rings& mine = *from->rings;
-    if (!mine.out) [[unlikely]]
+    // (No rings: ranks made outside a world, in unit tests.)
+    Rings* mine = from->rings;
+    if (!mine || !mine->out || !dest->rings) [[unlikely]]
         return nullptr;
-    Rings::Out& o = mine.out[static_cast<size_t>(dest->local_index)];
+    Rings::Out& o = mine->out[static_cast<size_t>(dest->local_index)];
     if (Ring* g = o.ring.load(std::memory_order_acquire)) [[likely]]
         return g;
     if (o.sent.fetch_add(1, std::memory_order_relaxed) < kPromoteAfter) return nullptr;
@@ -252,12 +253,14 @@ RingDrain take_visible(RankState* r, Deliveries& out, bool& unexpected,
 
 RingDrain rings_drain_locked(RankState* r, Deliveries& out, bool& unexpected,
                              bool (*inbox_clear)(const RankState*), Request** posting) {
+    if (!r->rings) return RingDrain::Done;
     bool took = false;
     return take_visible(r, out, unexpected, inbox_clear, posting, took);
 }
 
 bool rings_ready(const RankState* r) {
     // (seq_cst loads, plain ones on x86: rings_to_steal's second look.)
+    if (!r->rings) return false;
     const Rings& rs = *r->rings;
     const uint32_t n = rs.count.load(std::memory_order_seq_cst);
     for (uint32_t i = 0; i < n; ++i) {
@@ -274,6 +277,7 @@ bool rings_to_steal(RankState* r) {
     // their cache); the receiver itself never reads it. A poller that finds
     // it raised but the rings empty lowers it, then looks again: a sender
     // that saw it still raised had written its entry before.
+    if (!r->rings) return false;
     std::atomic<bool>& pending = r->rings->pending;
     if (!pending.load(std::memory_order_relaxed)) return false;
     if (rings_ready(r)) return true;
