@@ -47,7 +47,7 @@ struct Ring {
 
 struct Rings {
     explicit Rings(size_t n) : nlocal(n) {
-        if (n <= kMaxRingRanks) out = std::make_unique<Out[]>(n);
+        if (n <= kMaxRingRanks) from = std::make_unique<From[]>(n);
     }
     ~Rings() {
         for (auto& g : in) delete g.load(std::memory_order_relaxed);
@@ -59,13 +59,17 @@ struct Rings {
     // The rings, in the order they were made.
     alignas(64) std::atomic<uint32_t> count{0};
     std::atomic<Ring*> in[kMaxRings] = {};
-    // As sender, by the receiver's local index.
-    struct Out {
+    // By sender (local index): its ring, or how many messages it sent
+    // through the inbox. Read by the senders, with lines they only read once
+    // the ring is made: a sender must not read a line of the receiver's that
+    // the receiver writes per message (its RankState's first line holds the
+    // matching lock).
+    struct From {
         std::atomic<Ring*> ring{nullptr};
-        std::atomic<uint32_t> sent{0};  // through the inbox (approximate: relaxed)
+        std::atomic<uint32_t> sent{0};  // approximate (relaxed)
     };
     size_t nlocal;
-    std::unique_ptr<Out[]> out;  // null: too many ranks for rings
+    std::unique_ptr<From[]> from;  // null: too many ranks for rings
 };
 
 void rings_init(RankState* r, size_t nlocal) {
@@ -94,7 +98,7 @@ namespace {
 
 // Gives the pair a ring, unless dest has all it may have. Threads of the
 // sender racing here may both register one: the loser's stays empty.
-Ring* promote(Rings::Out& o, Rings& to) {
+Ring* promote(Rings::From& o, Rings& to) {
     uint32_t n = to.count.load(std::memory_order_relaxed);
     do {
         if (n >= kMaxRings) return nullptr;
@@ -141,14 +145,14 @@ void publish(Ring* g, Entry& e, RankState* dest) {
 
 Ring* ring_for(RankState* from, RankState* dest) {
     // (No rings: ranks made outside a world, in unit tests.)
-    Rings* mine = from->rings;
-    if (!mine || !mine->out || !dest->rings) [[unlikely]]
+    Rings* to = dest->rings;
+    if (!to || !to->from) [[unlikely]]
         return nullptr;
-    Rings::Out& o = mine->out[static_cast<size_t>(dest->local_index)];
+    Rings::From& o = to->from[static_cast<size_t>(from->local_index)];
     if (Ring* g = o.ring.load(std::memory_order_acquire)) [[likely]]
         return g;
     if (o.sent.fetch_add(1, std::memory_order_relaxed) < kPromoteAfter) return nullptr;
-    return promote(o, *dest->rings);
+    return promote(o, *to);
 }
 
 void ring_send_inline(Ring* g, RankState* dest, const Envelope& env, const void* buf,

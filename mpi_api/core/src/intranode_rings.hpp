@@ -12,7 +12,7 @@
 //
 // A pair gets its ring after kPromoteAfter messages through the inbox, while
 // the receiver has fewer than kMaxRings rings (memory: about 4 KiB per ring),
-// and only in node processes of at most kMaxRingRanks ranks (the sender's
+// and only in node processes of at most kMaxRingRanks ranks (the receiver's
 // table is one word pair per local rank). Order per sender holds across the
 // switch: a ring entry is matched only when the receiver's inbox holds
 // nothing unmatched (rings_drain_locked asks the caller), so the inbox
