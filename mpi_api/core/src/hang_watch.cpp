@@ -1,6 +1,8 @@
 // The hang watchdog: see hang_watch.hpp.
 #include "mpi_api/hang_watch.hpp"
 
+#include "intranode_rings.hpp"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -266,6 +268,9 @@ MPC_DIAGNOSTIC_READS void report_rank(RankState* rank, double stalled_s, std::st
         append(out, "%s  ... and %d more posted receives\n", pre.c_str(), n - kMaxListed);
     request_for_each_live(list_pool_request, &rep);
     if (rep.more) append(out, "%s  ... and %d more pending requests\n", pre.c_str(), rep.more);
+    if (const size_t queued = intranode::rings_queued(rank))
+        append(out, "%s  %zu messages from ranks of this node process not matched yet (in their "
+               "rings)\n", pre.c_str(), queued);
     if (!locked) {
         out += pre + "  (matching queues busy: not listed)\n";
     } else if (unexpected.empty()) {

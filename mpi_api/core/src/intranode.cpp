@@ -1,4 +1,5 @@
 #include "intranode.hpp"
+#include "intranode_rings.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -107,15 +108,23 @@ void free_cell(Cell* c) {
     release_cell_memory(c, cls);
 }
 
+}  // namespace
+
 // ---- Delivery (a receive matched the message) ----------------------------------
 
-// Copies a message into posted receive q: its status is set, completing q is
-// left to the caller (once the matching lock is released).
 void place(Request* q, const Envelope& e, const unsigned char* data, size_t bytes) {
     const size_t n = std::min(bytes, receive_capacity(q));
     unpack(q->buf, static_cast<size_t>(q->count), *q->type, 0, data, n);
     set_receive_status(q, e.source, e.tag, bytes, n);
 }
+
+Incoming* cell_with(const Envelope& e, const unsigned char* data, size_t bytes) {
+    Cell* c = new_cell(e, bytes);
+    memcpy(c->data(), data, bytes);
+    return c;
+}
+
+namespace {
 
 void deliver_cell(Incoming* m, Request* r) {
     auto* c = static_cast<Cell*>(m);
@@ -209,6 +218,17 @@ void deliver_rendezvous(Incoming* m, Request* r) {
 
 const IncomingOps kRendezvousOps{deliver_rendezvous, "intra-node rendezvous"};
 
+}  // namespace
+
+void free_incoming(Incoming* m) {
+    if (m->ops == &kCellOps)
+        free_cell(static_cast<Cell*>(m));
+    else
+        delete static_cast<Rendezvous*>(m);
+}
+
+namespace {
+
 // ---- The inbox ---------------------------------------------------------------
 //
 // Senders push messages onto a lock-free stack (Inbox::word), newest first;
@@ -259,8 +279,18 @@ size_t slot_bytes(const Inbox& in) {
 
 }  // namespace
 
-bool send_eager(RankState* dest, const Envelope& e, const void* buf, size_t count,
-                const Datatype& type, size_t bytes) {
+bool send_eager(RankState* from, RankState* dest, const Envelope& e, const void* buf,
+                size_t count, const Datatype& type, size_t bytes) {
+    if (Ring* g = ring_for(from, dest)) {
+        if (bytes <= kRingInline) {
+            ring_send_inline(g, dest, e, buf, count, type, bytes);
+            return true;
+        }
+        Cell* c = new_cell(e, bytes);
+        pack(buf, count, type, 0, c->data(), bytes);
+        ring_send(g, dest, c);
+        return false;
+    }
     Inbox& in = dest->inbox;
     uintptr_t word = 0;
     if (bytes <= Inbox::kSlotPayload && claim_slot(in, word)) {
@@ -283,7 +313,7 @@ void send(Request* s, RankState* dest) {
     if (bytes <= g_intra_eager_limit.load(std::memory_order_relaxed) &&
         s->mode != SendMode::Synchronous) {
         const bool slot =
-            send_eager(dest, e, s->buf, static_cast<size_t>(s->count), *s->type, bytes);
+            send_eager(s->rank, dest, e, s->buf, static_cast<size_t>(s->count), *s->type, bytes);
         if (counting)
             s->rank->transport.count(
                 slot ? TransportCounters::IntraSlot : TransportCounters::IntraCell, bytes);
@@ -298,11 +328,19 @@ void send(Request* s, RankState* dest) {
     rv->bytes = bytes;
     rv->ops = &kRendezvousOps;
     rv->send = s;
-    push(dest, rv, 0);
+    if (Ring* g = ring_for(s->rank, dest))
+        ring_send(g, dest, rv);
+    else
+        push(dest, rv, 0);
 }
 
 void Deliveries::deliver_all() {
-    for (int i = 0; i < n_; ++i) pairs_[i].m->ops->deliver(pairs_[i].m, pairs_[i].r);
+    for (int i = 0; i < n_; ++i) {
+        if (Incoming* m = pairs_[i].m)
+            m->ops->deliver(m, pairs_[i].r);
+        else
+            complete(pairs_[i].r);  // placed from a ring entry under the lock
+    }
     n_ = 0;
 }
 
@@ -367,8 +405,9 @@ bool take_inbox(RankState* r, Incoming*& first, Incoming*& last) {
     return true;
 }
 
-// drain_locked until `out` is full (the rest waits in the backlog).
-bool drain_some_locked(RankState* r, Deliveries& out) {
+// Moves the inbox into matching until `out` is full (the rest waits in the
+// backlog).
+bool drain_inbox_locked(RankState* r, Deliveries& out) {
     // The backlog in locals, written back only if it changed: in the common
     // case (backlog empty, everything taken) the rank writes nothing to the
     // line senders read (doorbell, prober count) and it stays in both caches.
@@ -403,12 +442,31 @@ bool drain_some_locked(RankState* r, Deliveries& out) {
     return unexpected;
 }
 
+bool inbox_clear(const RankState* r) {
+    const uintptr_t word = r->inbox.word.load(std::memory_order_seq_cst);
+    return (word == 0 || word == r->received_in_place.load(std::memory_order_relaxed)) &&
+           !r->backlog_head.load(std::memory_order_relaxed);
+}
+
+// drain_locked until `out` is full: the inbox, then the rings (whose
+// messages may send us back to the inbox).
+bool drain_some_locked(RankState* r, Deliveries& out, Request** posting) {
+    bool unexpected = false;
+    do {
+        unexpected |= drain_inbox_locked(r, out);
+    } while (!out.full() && rings_drain_locked(r, out, unexpected, inbox_clear, posting) ==
+                                RingDrain::InboxFirst);
+    return unexpected;
+}
+
 }  // namespace
 
-bool drain_locked(RankState* r, Deliveries& out) {
+bool drain_locked(RankState* r, Deliveries& out, Request** posting) {
+    Request* none = nullptr;
+    if (!posting) posting = &none;
     bool unexpected = false;
     for (;;) {
-        unexpected |= drain_some_locked(r, out);
+        unexpected |= drain_some_locked(r, out, posting);
         if (!out.full()) return unexpected;
         r->match.lock.unlock();
         out.deliver_all();
@@ -420,14 +478,12 @@ void release_inbox(RankState* r) {
     const uintptr_t word = r->inbox.word.exchange(0, std::memory_order_acquire);
     for (Incoming* m = top_of(word); m;) {
         Incoming* next = m->next;
-        if (m->ops == &kCellOps)
-            free_cell(static_cast<Cell*>(m));
-        else
-            delete static_cast<Rendezvous*>(m);
+        free_incoming(m);
         m = next;
     }
     r->inbox.slot_filled.store(0, std::memory_order_relaxed);
     r->received_in_place.store(0, std::memory_order_relaxed);
+    rings_release(r);
 }
 
 bool help_copy(const RankState* me, bool others) {
@@ -487,7 +543,8 @@ Request* receive_in_place(RankState* r, Request* posting) {
 bool drain(RankState* r, bool owner) {
     const uintptr_t word = r->inbox.word.load(std::memory_order_relaxed);
     if ((word == 0 || word == r->received_in_place.load(std::memory_order_relaxed)) &&
-        !r->backlog_head.load(std::memory_order_relaxed))
+        !r->backlog_head.load(std::memory_order_relaxed) &&
+        !(owner ? rings_ready(r) : rings_to_steal(r)))
         return false;
     if (Incoming* top = top_of(word)) __builtin_prefetch(top);  // overlaps the lock
     if (owner)

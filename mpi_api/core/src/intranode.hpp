@@ -1,7 +1,8 @@
 // The intra-node transport (private to the MPI core).
 //
 // A send to a rank of the same node process pushes a small "cell" onto the
-// receiver's inbox: the data itself for small messages (the sender completes
+// receiver's inbox (or, once the pair has exchanged enough messages, writes it
+// into the pair's own ring: intranode_rings.hpp): the data itself for small messages (the sender completes
 // at once), or a pointer to the sender's buffer for large and synchronous
 // ones (one copy, by whoever matches, straight into the receive buffer; the
 // sender completes then). A message of a few words, when the inbox is empty,
@@ -27,11 +28,12 @@ struct RankState;
 namespace intranode {
 
 void send(Request* s, RankState* dest);
-// A message of at most g_intra_eager_limit bytes (not synchronous): copied
-// into a cell and handed to dest, so the send is complete on return. True
-// when it went in dest's inbox slot rather than a cell (for the counters).
-bool send_eager(RankState* dest, const Envelope& e, const void* buf, size_t count,
-                const Datatype& type, size_t bytes);
+// A message of at most g_intra_eager_limit bytes (not synchronous) from
+// `from`: copied into a cell (or a ring entry) and handed to dest, so the send
+// is complete on return. True when it travelled in a line of its own (dest's
+// inbox slot, or its ring entry) rather than a cell (for the counters).
+bool send_eager(RankState* from, RankState* dest, const Envelope& e, const void* buf,
+                size_t count, const Datatype& type, size_t bytes);
 
 // Matched messages to deliver once the matching lock is released.
 class Deliveries {
@@ -57,7 +59,9 @@ private:
 // receives or the unexpected queue. Whenever `out` fills, it releases the lock
 // to deliver those matches and takes it again. Returns true when anything
 // became unexpected.
-bool drain_locked(RankState* r, Deliveries& out);
+// With `posting` (a receive being posted, see rings_drain_locked): a message
+// from a ring may go straight to *posting, which is then set to null.
+bool drain_locked(RankState* r, Deliveries& out, Request** posting = nullptr);
 // Drains r's inbox. The owner waits for the lock; a thief gives up at once.
 // A lone small message is received in place (see receive_in_place).
 bool drain(RankState* r, bool owner);
@@ -73,7 +77,7 @@ bool drain(RankState* r, bool owner);
 // cell, off the message's path; for a receive posted late it also saves
 // moving the message through the unexpected queue.
 Request* receive_in_place(RankState* r, Request* posting);
-// Frees what r's inbox still holds (r is being destroyed: a world in tests, or
+// Frees what r's inbox and rings still hold (r is being destroyed: a world in tests, or
 // the ranks at process exit).
 void release_inbox(RankState* r);
 

@@ -99,8 +99,8 @@ bool p2p_send_now(Comm* c, int dest, int tag, const void* buf, MPI_Count count,
     if (bytes > limit) return false;
     RankState* d = world().local(c->peer_world_rank(dest));
     if (!d) return false;
-    const bool slot = intranode::send_eager(d, Envelope{c->context, c->rank, tag}, buf,
-                                            static_cast<size_t>(count), type, bytes);
+    const bool slot = intranode::send_eager(c->owner, d, Envelope{c->context, c->rank, tag},
+                                            buf, static_cast<size_t>(count), type, bytes);
     if (__builtin_expect(runtime::tools::g_transport.on(), 0)) counted_send(c->owner, slot, bytes);
     return true;
 }
@@ -128,10 +128,14 @@ void p2p_start_recv(Request* r) {
         return;
     }
     intranode::Deliveries out;
-    bool unexpected = intranode::drain_locked(me, out);
-    Incoming* m = q.find_unexpected(r->context, r->peer, r->tag);
-    if (m) q.remove_unexpected(m);
-    else q.add_posted(r);
+    Request* posting = r;
+    bool unexpected = intranode::drain_locked(me, out, &posting);
+    Incoming* m = nullptr;
+    if (posting) {  // (else a ring's message went straight to r: it is in `out`)
+        m = q.find_unexpected(r->context, r->peer, r->tag);
+        if (m) q.remove_unexpected(m);
+        else q.add_posted(r);
+    }
     q.lock.unlock();
     if (in_place) complete(in_place);  // an older posted receive had it
     out.deliver_all();

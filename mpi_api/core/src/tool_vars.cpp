@@ -56,7 +56,8 @@ void transport_variables() {
     };
     static constexpr Path kPaths[] = {
         {TransportCounters::IntraSlot, "intra_slot",
-         "intra-node messages sent in the receiver's inbox line (up to 40 bytes, inbox empty)"},
+         "intra-node messages sent in a line of their own (up to 40 bytes: the receiver's inbox "
+         "line when empty, or the pair's ring entry)"},
         {TransportCounters::IntraCell, "intra_cell",
          "intra-node messages sent copied into a cell (up to MPC_INTRA_EAGER bytes)"},
         {TransportCounters::IntraRendezvous, "intra_rndv",

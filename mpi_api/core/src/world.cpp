@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "intranode.hpp"
+#include "intranode_rings.hpp"
 #include "mpi_api/api.hpp"
 #include "mpi_api/comm.hpp"
 #include "mpi_api/rank.hpp"
@@ -40,7 +41,10 @@ void world_create(int size, int num_nodes, int node_id, const std::vector<int>& 
         g_world.locals.push_back(st.get());
         g_rank_storage.push_back(std::move(st));
     }
-    for (RankState* r : g_world.locals) comm_init_rank(r);
+    for (RankState* r : g_world.locals) {
+        comm_init_rank(r);
+        intranode::rings_init(r, g_world.locals.size());
+    }
 }
 
 void world_destroy() {

@@ -19,6 +19,7 @@
 #include "mpi_api/rank.hpp"
 #include "mpi_api/request.hpp"
 #include "scheduler/scheduler.hpp"
+#include "../../../mpi_api/core/src/intranode_rings.hpp"
 
 using namespace mpc::mpi;
 
@@ -361,6 +362,68 @@ TEST_CASE("messages between a pair arrive in send order across both protocols", 
     CHECK(job[1]->match.posted_count() == 0);
 }
 
+TEST_CASE("a busy pair switches from the inbox to its ring, in send order", "[p2p]") {
+    using namespace mpc::mpi::intranode;
+    Job job(3, 1024);
+    RankState* me = job[1];
+    // From rank 0: enough messages to get a ring and fill it (the sender then
+    // matches them itself), of every kind: in the entry, a cell, a
+    // rendezvous. From rank 2: a few, through the inbox only.
+    constexpr int N = static_cast<int>(kPromoteAfter) + 150;
+    auto size_of = [](int i) -> size_t { return i % 11 == 0 ? 2000 : i % 3 == 0 ? 300 : i % 41; };
+    std::vector<std::vector<unsigned char>> out;
+    std::vector<Request> s(N + 5);
+    for (int i = 0; i < N; ++i) {
+        out.push_back(pattern(size_of(i), i));
+        start_send(s[static_cast<size_t>(i)], job[0], out.back().data(), out.back().size(), 1, i);
+        if (i == static_cast<int>(kPromoteAfter) + 10) {
+            // The ring holds the messages sent since the switch.
+            CHECK(rings_queued(me) > 0);
+            CHECK(rings_queued(me) <= 11);
+        }
+    }
+    int few[5] = {1, 2, 3, 4, 5};
+    for (int i = 0; i < 5; ++i)
+        start_send(s[static_cast<size_t>(N + i)], job[2], &few[i], sizeof few[i], 1, 7);
+    // Rank 0's messages in order, whatever the tag asked (any tag from 0).
+    std::vector<unsigned char> in(2000);
+    for (int i = 0; i < N; ++i) {
+        INFO("message " << i);
+        Request r;
+        start_recv(r, me, in.data(), in.size(), 0, MPI_ANY_TAG);
+        REQUIRE(r.is_complete());
+        CHECK(r.status.MPI_TAG == i);
+        CHECK(r.status.mpc_count == static_cast<MPI_Count>(size_of(i)));
+        CHECK(std::equal(out[static_cast<size_t>(i)].begin(), out[static_cast<size_t>(i)].end(),
+                         in.begin()));
+        CHECK(s[static_cast<size_t>(i)].is_complete());
+    }
+    for (int i = 0; i < 5; ++i) {
+        int got = 0;
+        Request r;
+        start_recv(r, me, &got, sizeof got, MPI_ANY_SOURCE, 7);
+        REQUIRE(r.is_complete());
+        CHECK(got == i + 1);
+    }
+    CHECK(rings_queued(me) == 0);
+    CHECK(me->match.unexpected_count() == 0);
+    // Posted first, then sent through the ring (a window): matched on a poll.
+    constexpr int W = 100;
+    int vals[W], got[W] = {};
+    Request rw[W], sw[W];
+    for (int i = 0; i < W; ++i) start_recv(rw[i], me, &got[i], sizeof got[i], 0, 9);
+    for (int i = 0; i < W; ++i) {
+        vals[i] = 1000 + i;
+        start_send(sw[i], job[0], &vals[i], sizeof vals[i], 1, 9);
+    }
+    poll_as(me);
+    for (int i = 0; i < W; ++i) {
+        REQUIRE(rw[i].is_complete());
+        CHECK(got[i] == 1000 + i);
+    }
+    CHECK_FALSE(poll_as_did(me));
+}
+
 TEST_CASE("wildcard receives pick the earliest message that fits", "[p2p]") {
     Job job(3);
     int a = 1, b = 2, c = 3;
@@ -477,7 +540,7 @@ namespace {
 // Each rank sends kMsgs messages of mixed sizes to every rank (itself
 // included) and receives all of them with ANY_SOURCE, checking that the
 // messages of each sender come in order.
-constexpr int kRanks = 4, kMsgs = 30;
+constexpr int kRanks = 4, kMsgs = 120;  // past the switch to rings, and rings full
 
 size_t mixed_size(int i) { return static_cast<size_t>((i * 37) % 5 == 0 ? 3000 : (i * 13) % 200); }
 
@@ -569,4 +632,82 @@ TEST_CASE("several threads of one rank blocked in probe are all woken", "[p2p]")
         start_recv(r, job[1], &got, sizeof(got), 0, t);
         CHECK(got == t);
     }
+}
+
+TEST_CASE("threads of one rank sending while their pair gets its ring keep their order", "[p2p]") {
+    // Each thread's messages arrive in its order, whichever of inbox and ring
+    // they took: a thread may push to the inbox just after another made the
+    // ring and wrote into it. Repeated, as the race is in the first messages.
+    constexpr int kThreads = 3, kMsgs = 60;
+    for (int round = 0; round < 20; ++round) {
+        Job job(2);
+        std::vector<std::thread> senders;
+        for (int t = 0; t < kThreads; ++t)
+            senders.emplace_back([&, t] {
+                mpc::sched::set_thread_owner(job[0]);
+                for (int i = 0; i < kMsgs; ++i) {
+                    const int v = i;
+                    Request s;
+                    start_send(s, job[0], &v, sizeof v, 1, t);
+                }
+            });
+        int next[kThreads] = {};
+        int errors = 0;
+        for (int k = 0; k < kThreads * kMsgs; ++k) {
+            int got = -1;
+            Request r;
+            start_recv(r, job[1], &got, sizeof got, 0, MPI_ANY_TAG);
+            while (!r.is_complete()) poll_as(job[1]);
+            const int t = r.status.MPI_TAG;
+            if (t < 0 || t >= kThreads || got != next[t]++) ++errors;
+        }
+        for (auto& th : senders) th.join();
+        REQUIRE(errors == 0);
+    }
+}
+
+TEST_CASE("a receive posted late takes a ring's message straight, in matching order", "[p2p]") {
+    using namespace mpc::mpi::intranode;
+    Job job(2);
+    RankState* me = job[1];
+    // Make the pair busy enough for its ring.
+    for (unsigned i = 0; i <= kPromoteAfter; ++i) {
+        int v = 0, got = 0;
+        Request s, r;
+        start_send(s, job[0], &v, sizeof v, 1, 1);
+        start_recv(r, me, &got, sizeof got, 0, 1);
+        REQUIRE(r.is_complete());
+    }
+    int a = 10, b = 20, got = 0;
+    Request sa, sb;
+    start_send(sa, job[0], &a, sizeof a, 1, 5);
+    start_send(sb, job[0], &b, sizeof b, 1, 6);
+    REQUIRE(rings_queued(me) == 2);
+    Request rb;
+    start_recv(rb, me, &got, sizeof got, 0, 6);  // a: unexpected; b: straight in
+    REQUIRE(rb.is_complete());
+    CHECK(got == 20);
+    CHECK(me->match.unexpected_count() == 1);
+    CHECK(me->match.posted_count() == 0);
+    Request ra;
+    start_recv(ra, me, &got, sizeof got, 0, 5);
+    REQUIRE(ra.is_complete());
+    CHECK(got == 10);
+    // An older unexpected message that matches goes first.
+    int c = 30, d = 40;
+    Request sc, sd;
+    start_send(sc, job[0], &c, sizeof c, 1, 7);
+    poll_as(me);
+    CHECK(me->match.unexpected_count() == 1);
+    start_send(sd, job[0], &d, sizeof d, 1, 7);
+    Request rc, rd;
+    start_recv(rc, me, &got, sizeof got, 0, 7);
+    REQUIRE(rc.is_complete());
+    CHECK(got == 30);
+    CHECK(me->match.unexpected_count() == 1);  // d
+    start_recv(rd, me, &got, sizeof got, MPI_ANY_SOURCE, MPI_ANY_TAG);
+    REQUIRE(rd.is_complete());
+    CHECK(got == 40);
+    CHECK(me->match.unexpected_count() == 0);
+    CHECK(rings_queued(me) == 0);
 }

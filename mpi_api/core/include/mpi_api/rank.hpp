@@ -21,6 +21,9 @@
 namespace mpc::mpi {
 
 struct BsendBuffer;
+namespace intranode {
+struct Rings;
+}
 
 // Where the threads of a rank that park inside MPI can be woken: rung when
 // work arrives that only the rank may do (its network work and inbox in wait
@@ -111,6 +114,9 @@ struct RankState {
     // cache line of their own (see Inbox); the rank, or a rank polling for
     // it, moves them into matching in arrival order (intranode.hpp).
     Inbox inbox;
+    // The rank's rings: per sender that got one (as receiver), and which
+    // receivers it has one to (as sender). See intranode_rings.hpp.
+    intranode::Rings* rings = nullptr;
     // Taken from the inbox, not matched yet (both under match.lock; the head is
     // atomic because pollers peek at it without the lock, relaxed).
     alignas(64) std::atomic<Incoming*> backlog_head{nullptr};

@@ -1,0 +1,309 @@
+#include "intranode_rings.hpp"
+
+#include <atomic>
+#include <cstring>
+#include <memory>
+
+#include "intranode.hpp"
+#include "mpi_api/datatype.hpp"
+#include "mpi_api/p2p.hpp"
+#include "mpi_api/rank.hpp"
+#include "mpi_api/tool_events.hpp"
+#include "runtime/sync.hpp"
+#include "runtime/tools.hpp"
+
+namespace mpc::mpi::intranode {
+namespace {
+
+constexpr uint32_t kEntries = 64;
+
+struct alignas(64) Entry {
+    // The entry's position + 1 once written: a reader knows a stale entry
+    // (from the last lap) without any word the sender and reader share.
+    std::atomic<uint32_t> stamp{0};
+    uint32_t bytes = 0;  // inline payload size, or kPointer
+    Envelope env{};
+    uint32_t pad_ = 0;
+    union {
+        Incoming* ptr;
+        unsigned char data[kRingInline];
+    };
+    static constexpr uint32_t kPointer = ~uint32_t{0};
+};
+static_assert(sizeof(Entry) == 64, "one entry per cache line");
+
+}  // namespace
+
+struct Ring {
+    // The senders' line: the threads of a rank (or ranks progressing its
+    // operations) send at once.
+    alignas(64) runtime::SpinLock lock;
+    uint32_t tail = 0;       // next position to write
+    uint32_t head_seen = 0;  // the reader's head when last looked at
+    // The reader's line (under the receiver's matching lock).
+    alignas(64) std::atomic<uint32_t> head{0};
+    Entry entry[kEntries];
+};
+
+struct Rings {
+    explicit Rings(size_t n) : nlocal(n) {
+        if (n <= kMaxRingRanks) from = std::make_unique<From[]>(n);
+    }
+    ~Rings() {
+        for (auto& g : in) delete g.load(std::memory_order_relaxed);
+    }
+    // As receiver: a flag that senders raise after writing (the hint of ranks
+    // polling for this one; a Dekker pair with them, see rings_to_steal), on
+    // a line of its own: the receiver never reads it.
+    alignas(64) std::atomic<bool> pending{false};
+    // The rings, in the order they were made.
+    alignas(64) std::atomic<uint32_t> count{0};
+    std::atomic<Ring*> in[kMaxRings] = {};
+    // By sender (local index): its ring, or how many messages it sent
+    // through the inbox. Read by the senders, with lines they only read once
+    // the ring is made: a sender must not read a line of the receiver's that
+    // the receiver writes per message (its RankState's first line holds the
+    // matching lock).
+    struct From {
+        std::atomic<Ring*> ring{nullptr};
+        std::atomic<uint32_t> sent{0};  // approximate (relaxed)
+    };
+    size_t nlocal;
+    std::unique_ptr<From[]> from;  // null: too many ranks for rings
+};
+
+void rings_init(RankState* r, size_t nlocal) {
+    delete r->rings;
+    r->rings = new Rings(nlocal);
+}
+
+void rings_release(RankState* r) {
+    Rings* rs = r->rings;
+    if (!rs) return;
+    const uint32_t n = rs->count.load(std::memory_order_acquire);
+    for (uint32_t i = 0; i < n; ++i) {
+        Ring* g = rs->in[i].load(std::memory_order_acquire);
+        if (!g) continue;
+        for (uint32_t h = g->head.load(std::memory_order_relaxed);
+             g->entry[h % kEntries].stamp.load(std::memory_order_acquire) == h + 1; ++h) {
+            Entry& e = g->entry[h % kEntries];
+            if (e.bytes == Entry::kPointer) free_incoming(e.ptr);
+        }
+    }
+    delete rs;
+    r->rings = nullptr;
+}
+
+namespace {
+
+// Gives the pair a ring, unless dest has all it may have. Threads of the
+// sender racing here may both register one: the loser's stays empty.
+Ring* promote(Rings::From& o, Rings& to) {
+    uint32_t n = to.count.load(std::memory_order_relaxed);
+    do {
+        if (n >= kMaxRings) return nullptr;
+    } while (!to.count.compare_exchange_weak(n, n + 1, std::memory_order_seq_cst));
+    auto* g = new Ring();
+    // Listed before any entry is written; seq_cst, like the stamps: a reader
+    // that clears `pending` and misses a stamp's flag must see the ring.
+    to.in[n].store(g, std::memory_order_seq_cst);
+    Ring* none = nullptr;
+    if (o.ring.compare_exchange_strong(none, g, std::memory_order_acq_rel)) return g;
+    return none;
+}
+
+// An entry for the sender to write (g->lock held); when the ring is full,
+// the sender moves dest's messages into its matching itself.
+Entry& claim(Ring* g, RankState* dest) {
+    while (g->tail - g->head_seen >= kEntries) {
+        g->head_seen = g->head.load(std::memory_order_acquire);
+        if (g->tail - g->head_seen < kEntries) break;
+        g->lock.unlock();
+        dest->match.lock.lock();
+        Deliveries out;
+        const bool unexpected = drain_locked(dest, out);
+        dest->match.lock.unlock();
+        out.deliver_all();
+        if (unexpected) wake_prober(dest);
+        g->lock.lock();
+    }
+    return g->entry[g->tail % kEntries];
+}
+
+void publish(Ring* g, Entry& e, RankState* dest) {
+    // seq_cst: the stamp store and the load of `pending` below must not be
+    // reordered (the reader clears `pending`, then reads the stamps).
+    e.stamp.store(g->tail + 1, std::memory_order_seq_cst);
+    ++g->tail;
+    g->lock.unlock();
+    std::atomic<bool>& pending = dest->rings->pending;
+    if (!pending.load(std::memory_order_seq_cst)) pending.store(true, std::memory_order_seq_cst);
+    dest->doorbell.ring();
+}
+
+}  // namespace
+
+Ring* ring_for(RankState* from, RankState* dest) {
+    // (No rings: ranks made outside a world, in unit tests.)
+    Rings* to = dest->rings;
+    if (!to || !to->from) [[unlikely]]
+        return nullptr;
+    Rings::From& o = to->from[static_cast<size_t>(from->local_index)];
+    if (Ring* g = o.ring.load(std::memory_order_acquire)) [[likely]]
+        return g;
+    if (o.sent.fetch_add(1, std::memory_order_relaxed) < kPromoteAfter) return nullptr;
+    return promote(o, *to);
+}
+
+void ring_send_inline(Ring* g, RankState* dest, const Envelope& env, const void* buf,
+                      size_t count, const Datatype& type, size_t bytes) {
+    g->lock.lock();
+    Entry& e = claim(g, dest);
+    e.bytes = static_cast<uint32_t>(bytes);
+    e.env = env;
+    pack(buf, count, type, 0, e.data, bytes);
+    publish(g, e, dest);
+}
+
+void ring_send(Ring* g, RankState* dest, Incoming* m) {
+    g->lock.lock();
+    Entry& e = claim(g, dest);
+    e.bytes = Entry::kPointer;
+    e.ptr = m;
+    publish(g, e, dest);
+}
+
+
+namespace {
+
+// The receive for envelope e: the oldest posted one it matches, else the one
+// being posted (see rings_drain_locked), else none.
+Request* receiver_of(RankState* r, const Envelope& e, Request** posting) {
+    if (Request* q = r->match.take_posted(e)) return q;
+    Request* p = *posting;
+    if (!p || p->context != e.context || !envelope_matches(p->peer, p->tag, e) ||
+        r->match.find_unexpected(p->context, p->peer, p->tag))
+        return nullptr;
+    *posting = nullptr;
+    return p;
+}
+
+// Matches entry e of r's ring: into `out` (to deliver once unlocked) or the
+// unexpected queue.
+void take(RankState* r, Entry& e, Deliveries& out, bool& unexpected, Request** posting) {
+    Incoming* m = nullptr;
+    if (e.bytes == Entry::kPointer) {
+        m = e.ptr;
+        if (Request* q = receiver_of(r, m->env, posting)) {
+            out.add(m, q);
+            return;
+        }
+    } else {
+        if (Request* q = receiver_of(r, e.env, posting)) {
+            place(q, e.env, e.data, e.bytes);  // at most 40 bytes: under the lock
+            out.add(nullptr, q);
+            return;
+        }
+        m = cell_with(e.env, e.data, e.bytes);
+    }
+    r->match.add_unexpected(m);
+    runtime::tools::raise(events::g_unexpected, r->local_index,
+                          events::Unexpected{m->env.source, m->env.tag, m->bytes});
+    unexpected = true;
+}
+
+}  // namespace
+
+namespace {
+
+// Takes every entry visible now, ring by ring; `took` says whether any.
+RingDrain take_visible(RankState* r, Deliveries& out, bool& unexpected,
+                       bool (*inbox_clear)(const RankState*), Request** posting, bool& took) {
+    Rings& rs = *r->rings;
+    const uint32_t n = rs.count.load(std::memory_order_seq_cst);
+    for (uint32_t i = 0; i < n; ++i) {
+        Ring* g = rs.in[i].load(std::memory_order_seq_cst);
+        if (!g) continue;  // being listed: seen at the next look
+        const uint32_t h0 = g->head.load(std::memory_order_relaxed);
+        uint32_t h = h0;
+        RingDrain stop = RingDrain::Done;
+        for (;; ++h) {
+            Entry& e = g->entry[h % kEntries];
+            if (e.stamp.load(std::memory_order_seq_cst) != h + 1) break;
+            if (out.full()) {
+                stop = RingDrain::Full;
+                break;
+            }
+            // Inbox messages its sending thread pushed before writing it (the
+            // pair's first ones, or a thread that looked before the ring was
+            // made) are in the inbox or the backlog now, or matched: they go
+            // first. (A load of lines only inbox senders write: cheap.)
+            if (!inbox_clear(r)) {
+                stop = RingDrain::InboxFirst;
+                break;
+            }
+            take(r, e, out, unexpected, posting);
+        }
+        if (h != h0) {
+            g->head.store(h, std::memory_order_release);
+            took = true;
+        }
+        if (stop != RingDrain::Done) return stop;
+    }
+    return RingDrain::Done;
+}
+
+}  // namespace
+
+RingDrain rings_drain_locked(RankState* r, Deliveries& out, bool& unexpected,
+                             bool (*inbox_clear)(const RankState*), Request** posting) {
+    if (!r->rings) return RingDrain::Done;
+    bool took = false;
+    return take_visible(r, out, unexpected, inbox_clear, posting, took);
+}
+
+bool rings_ready(const RankState* r) {
+    // (seq_cst loads, plain ones on x86: rings_to_steal's second look.)
+    if (!r->rings) return false;
+    const Rings& rs = *r->rings;
+    const uint32_t n = rs.count.load(std::memory_order_seq_cst);
+    for (uint32_t i = 0; i < n; ++i) {
+        const Ring* g = rs.in[i].load(std::memory_order_seq_cst);
+        if (!g) continue;
+        const uint32_t h = g->head.load(std::memory_order_seq_cst);
+        if (g->entry[h % kEntries].stamp.load(std::memory_order_seq_cst) == h + 1) return true;
+    }
+    return false;
+}
+
+bool rings_to_steal(RankState* r) {
+    // `pending` stays raised while messages flow (senders find it so in
+    // their cache); the receiver itself never reads it. A poller that finds
+    // it raised but the rings empty lowers it, then looks again: a sender
+    // that saw it still raised had written its entry before.
+    if (!r->rings) return false;
+    std::atomic<bool>& pending = r->rings->pending;
+    if (!pending.load(std::memory_order_relaxed)) return false;
+    if (rings_ready(r)) return true;
+    pending.store(false, std::memory_order_seq_cst);
+    return rings_ready(r);
+}
+
+size_t rings_queued(const RankState* r) {
+    const Rings* rs = r->rings;
+    if (!rs) return 0;
+    size_t queued = 0;
+    const uint32_t n = rs->count.load(std::memory_order_acquire);
+    for (uint32_t i = 0; i < n; ++i) {
+        const Ring* g = rs->in[i].load(std::memory_order_acquire);
+        if (!g) continue;
+        for (uint32_t h = g->head.load(std::memory_order_acquire);
+             g->entry[h % kEntries].stamp.load(std::memory_order_acquire) == h + 1 &&
+             queued < kEntries * kMaxRings;
+             ++h)
+            ++queued;
+    }
+    return queued;
+}
+
+}  // namespace mpc::mpi::intranode
