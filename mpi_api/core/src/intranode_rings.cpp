@@ -214,11 +214,9 @@ void take(RankState* r, Entry& e, Deliveries& out, bool& unexpected, Request** p
 
 }  // namespace
 
-namespace {
-
-// Takes every entry visible now, ring by ring; `took` says whether any.
-RingDrain take_visible(RankState* r, Deliveries& out, bool& unexpected,
-                       bool (*inbox_clear)(const RankState*), Request** posting, bool& took) {
+RingDrain rings_drain_locked(RankState* r, Deliveries& out, bool& unexpected,
+                             bool (*inbox_clear)(const RankState*), Request** posting) {
+    if (!r->rings) return RingDrain::Done;
     Rings& rs = *r->rings;
     const uint32_t n = rs.count.load(std::memory_order_seq_cst);
     for (uint32_t i = 0; i < n; ++i) {
@@ -244,22 +242,10 @@ RingDrain take_visible(RankState* r, Deliveries& out, bool& unexpected,
             }
             take(r, e, out, unexpected, posting);
         }
-        if (h != h0) {
-            g->head.store(h, std::memory_order_release);
-            took = true;
-        }
+        if (h != h0) g->head.store(h, std::memory_order_release);
         if (stop != RingDrain::Done) return stop;
     }
     return RingDrain::Done;
-}
-
-}  // namespace
-
-RingDrain rings_drain_locked(RankState* r, Deliveries& out, bool& unexpected,
-                             bool (*inbox_clear)(const RankState*), Request** posting) {
-    if (!r->rings) return RingDrain::Done;
-    bool took = false;
-    return take_visible(r, out, unexpected, inbox_clear, posting, took);
 }
 
 bool rings_ready(const RankState* r) {
