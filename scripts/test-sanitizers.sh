@@ -50,11 +50,6 @@ export TSAN_OPTIONS="suppressions=$here/scripts/sanitizers/tsan.supp:halt_on_err
 # instrumented; the build has Fortran off) and the launcher's own checks
 # (mpcrun_check.py, Slurm, install), which test the launcher process. A name
 # here that the build does not have counts as a failure.
-# Out for now: "io_modes n4". TSan found a real race there (twice in four
-# runs on 2026-11-27): a member's collective I/O request is released
-# (RankOp::~RankOp) while the node's driver still reads its Part
-# (io::Driver::describe). Fix the Part's lifetime, then put it back; the
-# other io entries below stay.
 TSAN_TESTS="
 suite:unit
 hello n4
@@ -171,6 +166,7 @@ rma_storm n8 N1 collaborative seed21
 io_array n4
 io_array N2 collaborative
 io_array N3 thread
+io_modes n4
 io_modes N3 n5 wait
 io_types n3
 io_errors N2 n4 wait

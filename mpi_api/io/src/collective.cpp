@@ -95,16 +95,20 @@ void NodeColl::run_items() {
 
 bool NodeColl::help() {
     run_items();
-    if (!finished() && drive_lock_.try_lock()) {
+    if (finished() || !drive_lock_.try_lock()) return finished();
+    // Look again under the lock: the driver may have finished between the
+    // check and the lock, and a second one would replay the protocol
+    // (messages, shared pointer, data) over parts whose ranks have gone.
+    if (!finished()) {
         if (!driver_) driver_ = drive(this);
         if (driver_.resume()) {
             driver_ = Resumable();
             finished_.store(true, std::memory_order_release);
             notify_members();
         }
-        drive_lock_.unlock();
-        run_items();
     }
+    drive_lock_.unlock();
+    run_items();
     return finished();
 }
 
