@@ -61,7 +61,11 @@ NetworkConfig NetworkConfig::from_env() {
                         {{"wait", static_cast<int>(ProgressMode::Wait)},
                          {"collaborative", static_cast<int>(ProgressMode::Collaborative)},
                          {"thread", static_cast<int>(ProgressMode::Thread)}}));
-    c.thread_blocks = env::get_choice("MPC_PROGRESS_THREAD", 0, {{"poll", 0}, {"block", 1}}) == 1;
+    c.thread_wait = static_cast<ThreadWait>(
+        env::get_choice("MPC_PROGRESS_THREAD", static_cast<int>(ThreadWait::Hybrid),
+                        {{"hybrid", static_cast<int>(ThreadWait::Hybrid)},
+                         {"poll", static_cast<int>(ThreadWait::Poll)},
+                         {"block", static_cast<int>(ThreadWait::Block)}}));
     c.thread_realtime = env::get_bool("MPC_PROGRESS_THREAD_RT", false);
     c.eager_limit = env::get_size("MPC_EAGER_LIMIT", 0);
     c.rendezvous_threshold = env::get_size("MPC_RNDV_THRESHOLD", 0);
@@ -230,20 +234,46 @@ bool NetworkImpl::init(const std::vector<std::string>& addresses, std::string* e
                         "the progress thread cannot get real-time priority (not permitted); it "
                         "runs at normal priority");
             }
-            while (!stopping_.load(std::memory_order_acquire)) {
-                bool did = poll(-1);
-                if (upcalls_.thread_poll) did |= upcalls_.thread_poll(upcalls_.ctx);
-                if (did) continue;
-                // Polling: give the core to anyone else who wants it (a woken
-                // VP sharing it runs at once, not after our time slice).
-                if (config_.thread_blocks)
-                    driver_->wait(100);
-                else
-                    sched_yield();
-            }
+            progress_thread_loop();
         });
     }
     return true;
+}
+
+void NetworkImpl::progress_thread_loop() {
+    int64_t busy_at = runtime::now_ns();  // the last activity or nudge
+    while (!stopping_.load(std::memory_order_acquire)) {
+        bool did = poll(-1);
+        if (upcalls_.thread_poll) did |= upcalls_.thread_poll(upcalls_.ctx);
+        const ThreadWait how = config_.thread_wait;
+        if (did && how == ThreadWait::Hybrid) busy_at = runtime::now_ns();
+        if (did) continue;
+        if (how == ThreadWait::Block) {
+            driver_->wait(kThreadSleepMs);
+            continue;
+        }
+        if (how == ThreadWait::Hybrid) {
+            const int64_t now = runtime::now_ns();
+            if (nudged_.load(std::memory_order_relaxed) && nudged_.exchange(false)) busy_at = now;
+            if (now - busy_at > kThreadGraceNs) {
+                // Asleep first, then look at the nudges (Dekker with nudge()).
+                thread_asleep_.store(true, std::memory_order_seq_cst);
+                if (!nudged_.load(std::memory_order_seq_cst)) driver_->wait(kThreadSleepMs);
+                thread_asleep_.store(false, std::memory_order_seq_cst);
+                continue;  // a wake-up shows as work or a nudge at the next look
+            }
+        }
+        // Polling: give the core to anyone else who wants it (a woken VP
+        // sharing it runs at once, not after our time slice).
+        sched_yield();
+    }
+}
+
+void NetworkImpl::nudge() {
+    if (config_.mode != ProgressMode::Thread || config_.thread_wait != ThreadWait::Hybrid) return;
+    if (!nudged_.load(std::memory_order_relaxed)) nudged_.store(true, std::memory_order_seq_cst);
+    if (thread_asleep_.load(std::memory_order_seq_cst) && thread_asleep_.exchange(false))
+        driver_->interrupt();
 }
 
 // Send completions only free send buffers unless a write is awaited: reap

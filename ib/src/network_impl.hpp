@@ -215,6 +215,7 @@ public:
     bool poll(int caller, bool steal = true, int thief_numa = -1) override;
     void block(int timeout_ms) override;
     void interrupt() override { driver_->interrupt(); }
+    void nudge() override;
     ProgressMode mode() const override { return config_.mode; }
     const char* driver_name() const override { return driver_->name(); }
     size_t eager_limit() const override { return eager_limit_; }
@@ -350,7 +351,16 @@ private:
     std::atomic<int> inflight_{0};      // sends and writes posted, not completed
     std::atomic<int> writes_inflight_{0};  // of which RDMA writes (a send request waits)
 
+    // The progress thread (mode thread) and its hybrid wait: it polls for
+    // kThreadGraceNs after activity or a nudge, then sleeps in the driver for
+    // at most kThreadSleepMs (a lost nudge costs no more; waiting ranks nudge
+    // again every few microseconds anyway).
+    static constexpr int64_t kThreadGraceNs = 200'000;
+    static constexpr int kThreadSleepMs = 100;
+    void progress_thread_loop();
     std::thread progress_thread_;
+    std::atomic<bool> nudged_{false};
+    std::atomic<bool> thread_asleep_{false};
     std::atomic<bool> stopping_{false};
     // In shutdown, our Bye sent: a peer that closes is done, not lost.
     std::atomic<bool> closing_{false};

@@ -105,16 +105,16 @@ void setting_variables() {
         runtime::env::get_seconds("MPC_CONNECT_TIMEOUT", 60.0)));
 
     const rt::Enumeration* waits =
-        rt::add_enumeration({"mpc_progress_thread", {{0, "poll"}, {1, "block"}}});
+        rt::add_enumeration({"mpc_progress_thread", {{0, "hybrid"}, {1, "poll"}, {2, "block"}}});
     v = rt::Cvar{};
     v.name = "MPC_PROGRESS_THREAD";
     v.desc =
-        "How the progress thread (progress mode thread) waits between events: poll, or "
-        "block in the driver";
+        "How the progress thread (progress mode thread) waits between events: hybrid (polls "
+        "after activity and while ranks wait, else blocks in the driver), poll, or block";
     v.category = kCategory;
     v.verbosity = tuner;
     v.enumeration = waits;
-    v.read = rt::value_reader<int>([&c](const rt::Subject&) { return c.thread_blocks ? 1 : 0; });
+    v.read = rt::value_reader<int>([&c](const rt::Subject&) { return static_cast<int>(c.thread_wait); });
     rt::add_cvar(v);
     v = rt::Cvar{};
     v.name = "MPC_PROGRESS_THREAD_RT";

@@ -100,10 +100,17 @@ struct RmaDone {
 
 enum class ProgressMode { Wait, Collaborative, Thread };
 
+// How the progress thread waits between events (MPC_PROGRESS_THREAD).
+// Hybrid: it polls while there was activity or a waiting rank asked for it
+// in the last kThreadGraceNs, and otherwise sleeps in the driver until the
+// network or a waiting rank wakes it, so that it leaves the core to ranks
+// that compute and still answers a request from another node at once.
+enum class ThreadWait { Hybrid, Poll, Block };
+
 struct NetworkConfig {
     std::string driver = "auto";        // MPC_NET
     ProgressMode mode = ProgressMode::Collaborative;
-    bool thread_blocks = false;         // MPC_PROGRESS_THREAD=block
+    ThreadWait thread_wait = ThreadWait::Hybrid;  // MPC_PROGRESS_THREAD
     bool thread_realtime = false;       // MPC_PROGRESS_THREAD_RT=1
     size_t eager_limit = 0;             // 0: chosen per driver (MPC_EAGER_LIMIT)
     size_t rendezvous_threshold = 0;    // 0: chosen per driver (MPC_RNDV_THRESHOLD)
@@ -181,6 +188,10 @@ public:
     // An idle VP may block here until network activity or interrupt().
     virtual void block(int timeout_ms) = 0;
     virtual void interrupt() = 0;
+    // A rank has waited a while for work that the progress thread may owe it
+    // (progress mode thread): keeps the thread polling, waking it if it
+    // sleeps. Cheap when it is awake; nothing without a progress thread.
+    virtual void nudge() = 0;
 
     // ---- One-sided communication ----
     virtual void set_rma_handler(const RmaHandler& handler) = 0;

@@ -5,6 +5,7 @@
 #include "mpi_api/datatype.hpp"
 #include "mpi_api/net.hpp"
 #include "mpi_api/p2p.hpp"
+#include "mpi_api/progress.hpp"
 #include "mpi_api/progress_engine.hpp"
 #include "mpi_api/rank.hpp"
 #include "mpi_api/request.hpp"
@@ -123,5 +124,9 @@ void attach_network(ib::Network* net) {
 }
 
 ib::Network* network() { return g_net; }
+
+void nudge_progress_thread() {
+    if (g_net) g_net->nudge();
+}
 
 }  // namespace mpc::mpi

@@ -49,6 +49,10 @@ inline bool poll_rank(RankState* me, bool steal = true) {
 // and back, on every message.
 inline constexpr int64_t kStealAfterNs = 2000;
 
+// A rank that has waited kStealAfterNs tells the progress thread (progress
+// mode thread) it may owe it work: the thread keeps polling, or wakes.
+void nudge_progress_thread();
+
 // The calling rank's doorbell (see RankState::doorbell), with the caller's
 // entry. arm_doorbell returns false when the rank has operations to progress
 // (progress_engine.hpp) that were flagged before the doorbell was armed: the
@@ -107,6 +111,7 @@ void block_until(Done&& done, Arm&& arm, Disarm&& disarm) {
             int64_t now = runtime::now_ns();
             if (start < 0) start = now;
             steal = now - start >= kStealAfterNs;
+            if (steal) nudge_progress_thread();
             if (now - start >= g_wait_spin_ns.load(std::memory_order_relaxed) ||
                 (now - start >= kSharedWaitSpinNs && sched::cores_shared())) {
                 sched::Waiter* w = sched::current_waiter();
