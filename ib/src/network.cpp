@@ -255,7 +255,7 @@ void NetworkImpl::progress_thread_loop() {
         if (how == ThreadWait::Hybrid) {
             const int64_t now = runtime::now_ns();
             if (nudged_.load(std::memory_order_relaxed) && nudged_.exchange(false)) busy_at = now;
-            if (now - busy_at > kThreadGraceNs) {
+            if (now - busy_at >= config_.thread_grace_ns) {
                 // Asleep first, then look at the nudges (Dekker with nudge()).
                 thread_asleep_.store(true, std::memory_order_seq_cst);
                 if (!nudged_.load(std::memory_order_seq_cst)) driver_->wait(kThreadSleepMs);

@@ -352,10 +352,9 @@ private:
     std::atomic<int> writes_inflight_{0};  // of which RDMA writes (a send request waits)
 
     // The progress thread (mode thread) and its hybrid wait: it polls for
-    // kThreadGraceNs after activity or a nudge, then sleeps in the driver for
-    // at most kThreadSleepMs (a lost nudge costs no more; waiting ranks nudge
-    // again every few microseconds anyway).
-    static constexpr int64_t kThreadGraceNs = 200'000;
+    // config_.thread_grace_ns after activity or a nudge, then sleeps in the
+    // driver for at most kThreadSleepMs (a lost nudge costs no more; waiting
+    // ranks nudge again whenever they poll).
     static constexpr int kThreadSleepMs = 100;
     void progress_thread_loop();
     std::thread progress_thread_;

@@ -237,8 +237,12 @@ int run(MainFn user_main, int argc, char** argv, char** envp) {
     opts.num_vps = std::max(1, std::min(opts.num_vps, nlocal));
     // OpenMP programs: their ranks' VPs, cores and thread-local state.
     plan_rank_threads(&opts, nlocal, runtime::env::get("MPC_VPS") != nullptr);
-    // No cores of our own (more node processes than cores), or more VPs than them.
-    opts.shared_cores = opts.cores.empty() || opts.num_vps > static_cast<int>(opts.cores.size());
+    // No cores of our own (more node processes than cores), or more threads
+    // that poll than them: the VPs, and in thread mode the progress thread
+    // (there is one when several node processes run).
+    const bool progress_thread = nodes > 1 && mpi::poll_mode() == mpi::PollMode::Thread;
+    opts.shared_cores = opts.cores.empty() ||
+                        opts.num_vps + (progress_thread ? 1 : 0) > static_cast<int>(opts.cores.size());
     opts.stack_size = runtime::env::get_size("MPC_STACK_SIZE", default_stack_size());
     if (opts.stack_size < 64 * 1024) runtime::fatal("MPC_STACK_SIZE must be at least 64K");
     // Where VPs share cores, spinning takes the core from the thread that
@@ -285,8 +289,9 @@ int run(MainFn user_main, int argc, char** argv, char** envp) {
             nl.local_numa.push_back(topo.numa_of_core(sched::core_of_vp(opts, vp)));
         }
         std::string error;
-        net = ib::Network::start(ib::NetworkConfig::from_env(), nl, mpi::network_upcalls(), *boot,
-                                 &error);
+        ib::NetworkConfig config = ib::NetworkConfig::from_env();
+        if (opts.shared_cores) config.thread_grace_ns = 0;
+        net = ib::Network::start(config, nl, mpi::network_upcalls(), *boot, &error);
         if (!net) runtime::fatal("the network could not start: %s", error.c_str());
         g_net = net.get();
         mpi::attach_network(g_net);

@@ -102,15 +102,23 @@ enum class ProgressMode { Wait, Collaborative, Thread };
 
 // How the progress thread waits between events (MPC_PROGRESS_THREAD).
 // Hybrid: it polls while there was activity or a waiting rank asked for it
-// in the last kThreadGraceNs, and otherwise sleeps in the driver until the
-// network or a waiting rank wakes it, so that it leaves the core to ranks
-// that compute and still answers a request from another node at once.
+// in the last NetworkConfig::thread_grace_ns, and otherwise sleeps in the
+// driver until the network or a waiting rank wakes it, so that it leaves the
+// core to ranks that compute and still answers a request from another node
+// at once.
 enum class ThreadWait { Hybrid, Poll, Block };
 
 struct NetworkConfig {
     std::string driver = "auto";        // MPC_NET
     ProgressMode mode = ProgressMode::Collaborative;
     ThreadWait thread_wait = ThreadWait::Hybrid;  // MPC_PROGRESS_THREAD
+    // Hybrid: how long the thread polls after activity or a nudge. The host
+    // sets 0 where the thread shares a core with VPs: a thread that slept
+    // comes back with a scheduler credit, and polling with sched_yield then
+    // keeps the core from a computing rank, or from the thread that would
+    // answer, for milliseconds (the yield does not hand over while the credit
+    // lasts).
+    int64_t thread_grace_ns = 200'000;
     bool thread_realtime = false;       // MPC_PROGRESS_THREAD_RT=1
     size_t eager_limit = 0;             // 0: chosen per driver (MPC_EAGER_LIMIT)
     size_t rendezvous_threshold = 0;    // 0: chosen per driver (MPC_RNDV_THRESHOLD)

@@ -26,6 +26,10 @@ void set_poll_mode(PollMode mode) {
     g_mode.store(mode);
 }
 
+PollMode poll_mode() {
+    return g_mode.load(std::memory_order_relaxed);
+}
+
 void progress_add(RankState* owner, Progressable* p, bool now) {
     owner->progress_lock.lock();
     owner->in_progress.push_back(p);

@@ -41,6 +41,7 @@ bool progress_rank(RankState* owner);
 
 enum class PollMode { Wait, Collaborative, Thread };
 void set_poll_mode(PollMode mode);
+PollMode poll_mode();
 
 // The poll function: network (if any), then operations of the caller (a local
 // rank index, or -1 for an idle VP / progress thread) and, collaboratively, of
