@@ -33,6 +33,8 @@
 #include <atomic>
 #include <cstring>
 #include <memory>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "collectives/persistent.hpp"
@@ -41,6 +43,7 @@
 #include "mpi_api/rank.hpp"
 #include "runtime/copy.hpp"
 #include "shm_group.hpp"
+#include "shm_local.hpp"
 
 namespace mpc::coll::shm {
 namespace {
@@ -323,12 +326,35 @@ std::unique_ptr<Persistent> persistent_reduce(const void* sendbuf, void* recvbuf
     return combining_reduction(sendbuf, recvbuf, count, type, op, root, c);
 }
 
+namespace {
+
+// Too much data to combine: the nonblocking form's steps at every start
+// (Alltoall: `even` send blocks), with references on the datatypes for the
+// request's life.
+std::unique_ptr<Persistent> moving(Comm* c, MoveKind kind, const void* sendbuf, int sendcount,
+                                   Datatype* sendtype, void* recvbuf, int recvcount,
+                                   Datatype* recvtype, bool even) {
+    Movement m;
+    m.in_place = sendbuf == MPI_IN_PLACE;
+    if (!m.in_place)
+        m.send = even ? Blocks::even(sendbuf, sendcount, sendtype)
+                      : Blocks::one(sendbuf, sendcount, sendtype);
+    m.recv = Blocks::even(recvbuf, recvcount, recvtype);
+    auto types = std::make_shared<std::pair<Typed, Typed>>(
+        std::piecewise_construct, std::forward_as_tuple(nullptr, 0, m.in_place ? nullptr : sendtype),
+        std::forward_as_tuple(nullptr, 0, recvtype));
+    return persistent_steps(c, [kind, m, types](const Local& l) { return move_steps(l, kind, m); });
+}
+
+}  // namespace
+
 std::unique_ptr<Persistent> persistent_allgather(const void* sendbuf, int sendcount,
                                                  Datatype* sendtype, void* recvbuf, int recvcount,
                                                  Datatype* recvtype, Comm* c) {
     const size_t n = static_cast<size_t>(c->size);
     const size_t block = static_cast<size_t>(recvcount) * recvtype->size;
-    if (!combines(c, block * n * n)) return nullptr;
+    if (!combines(c, block * n * n)) return moving(c, MoveKind::Allgather, sendbuf, sendcount,
+                                                   sendtype, recvbuf, recvcount, recvtype, false);
     return std::make_unique<Exchange>(false, sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                       recvtype, c);
 }
@@ -339,7 +365,9 @@ std::unique_ptr<Persistent> persistent_alltoall(const void* sendbuf, int sendcou
     const size_t n = static_cast<size_t>(c->size);
     const size_t block = static_cast<size_t>(recvcount) * recvtype->size;
     // In place, a block would be read after its place was written.
-    if (sendbuf == MPI_IN_PLACE || !combines(c, block * n * n)) return nullptr;
+    if (sendbuf == MPI_IN_PLACE || !combines(c, block * n * n))
+        return moving(c, MoveKind::Alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                      recvtype, true);
     return std::make_unique<Exchange>(true, sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                       recvtype, c);
 }

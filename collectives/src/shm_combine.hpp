@@ -1,8 +1,11 @@
 // The persistent collectives that the last member to start runs for everyone
-// (shm_combine.cpp), for shm_persistent.cpp's Barrier and Allreduce.
+// (shm_combine.cpp), for shm_persistent.cpp's Barrier and Allreduce; and, for
+// larger data, persistent forms made of a nonblocking form's steps
+// (shm_persistent.cpp).
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 
 #include "collectives/persistent.hpp"
@@ -17,5 +20,15 @@ std::unique_ptr<Persistent> combining_barrier(Comm* c);
 // not predefined.
 std::unique_ptr<Persistent> combining_reduction(const void* sendbuf, void* recvbuf, int count,
                                                 Datatype* type, const Op* op, int root, Comm* c);
+
+class Steps;
+struct Local;
+// A persistent collective whose every start makes steps with `make` (those
+// of its nonblocking form, shm_local.hpp) on a group of the request's own,
+// so that its starts need no order against the communicator's other
+// collectives. Null unless c lives in this node process with 2 members or
+// more.
+using MakeSteps = std::function<std::unique_ptr<Steps>(const Local&)>;
+std::unique_ptr<Persistent> persistent_steps(Comm* c, MakeSteps make);
 
 }  // namespace mpc::coll::shm

@@ -25,6 +25,7 @@
 #include "runtime/copy.hpp"
 #include "shm_combine.hpp"
 #include "shm_group.hpp"
+#include "shm_local.hpp"
 
 namespace mpc::coll::shm {
 namespace {
@@ -252,7 +253,65 @@ class Allreduce final : public ShmPersistent {
     std::unique_ptr<unsigned char[]> scratch_in_, scratch_out_;
 };
 
+// A nonblocking form's steps, made anew at every start on the request's group.
+class StepsPersistent final : public Persistent {
+  public:
+    StepsPersistent(Comm* c, MakeSteps make)
+        : owner_(c->owner),
+          me_(c->rank),
+          make_(std::move(make)),
+          group_(private_group(c, mpi::next_coll_tag(c))) {
+        group_->watch_nonblocking(me_, owner_);
+    }
+
+    void start(mpi::Request* r) override {
+        request = r;
+        steps_ = make_(Local{*group_, me_, &episode_, &all_at_});
+        // What the others need from me goes out now; the rest at the polls.
+        if (advance(1)) {
+            finish();
+            mpi::complete(r);
+            return;
+        }
+        mpi::progress_add(owner_, this, false);
+    }
+
+    bool progress() override {
+        if (!advance(1 << 30)) return false;
+        finish();
+        return true;
+    }
+
+  private:
+    bool advance(int until) {
+        Need need;
+        while (!steps_->advance(&need, until)) {
+            if (need.episode == 0) return false;  // stopped at `until`
+            if (!group_->need_nonblocking(me_, need)) return false;
+        }
+        group_->need_nonblocking(me_, Need{});
+        return true;
+    }
+    void finish() {
+        mpi::set_status(&request->status, MPI_ANY_SOURCE, MPI_ANY_TAG, 0);
+        request->status.MPI_ERROR = steps_->error();
+    }
+
+    mpi::RankState* owner_;
+    int me_;
+    MakeSteps make_;
+    std::shared_ptr<ShmGroup> group_;
+    std::unique_ptr<Steps> steps_;  // the current run's
+    uint64_t episode_ = 0;          // episodes taken by my starts
+    uint64_t all_at_ = 0;           // every member known to be at least here
+};
+
 }  // namespace
+
+std::unique_ptr<Persistent> persistent_steps(Comm* c, MakeSteps make) {
+    if (c->size < 2 || !eligible_nonblocking(c)) return nullptr;
+    return std::make_unique<StepsPersistent>(c, std::move(make));
+}
 
 std::unique_ptr<Persistent> persistent_barrier(Comm* c) {
     return combining_barrier(c);
