@@ -217,6 +217,18 @@ MPI_Request iallreduce(const void* sendbuf, void* recvbuf, int count, Datatype* 
     });
 }
 
+MPI_Request ibcast(void* buf, int count, Datatype* type, int root, Comm* c) {
+    return start_nonblocking(
+        c, type, [&](const Local& l) { return bcast_steps(l, buf, count, type, root); });
+}
+
+MPI_Request ireduce(const void* sendbuf, void* recvbuf, int count, Datatype* type, const Op* op,
+                    int root, Comm* c) {
+    return start_nonblocking(c, type, [&](const Local& l) {
+        return reduce_steps(l, sendbuf, recvbuf, count, type, op, root);
+    });
+}
+
 int barrier(Comm* c) {
     View& v = view_of(c);
     const Local l = local_of(v);

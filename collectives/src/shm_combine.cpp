@@ -20,7 +20,8 @@
 //
 // The completer does n reads and n writes one after the other, so this path
 // is for small data only (kCombineBytes in all); larger runs take the
-// sliced shared-memory operation (Allreduce) or the schedule. A reduction's
+// sliced shared-memory operation (Allreduce) or the nonblocking form's steps
+// (shm_persistent.cpp). A reduction's
 // result is the right fold of the members' inputs, the same expression the
 // blocking call computes. User-defined operations never come here: they
 // belong to their rank's program image.
@@ -33,7 +34,6 @@
 #include <atomic>
 #include <cstring>
 #include <memory>
-#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -310,8 +310,11 @@ std::unique_ptr<Persistent> combining_barrier(Comm* c) {
 std::unique_ptr<Persistent> persistent_bcast(void* buf, int count, Datatype* type, int root,
                                              Comm* c) {
     const size_t bytes = static_cast<size_t>(count) * type->size;
-    if (!combines(c, bytes * static_cast<size_t>(c->size))) return nullptr;
-    return std::make_unique<Bcast>(buf, count, type, root, c);
+    if (combines(c, bytes * static_cast<size_t>(c->size)))
+        return std::make_unique<Bcast>(buf, count, type, root, c);
+    // Too much data to combine: the nonblocking form's steps at every start.
+    return persistent_steps(
+        c, [=](const Local& l) { return bcast_steps(l, buf, count, type, root); }, {type});
 }
 
 std::unique_ptr<Persistent> combining_reduction(const void* sendbuf, void* recvbuf, int count,
@@ -323,14 +326,19 @@ std::unique_ptr<Persistent> combining_reduction(const void* sendbuf, void* recvb
 
 std::unique_ptr<Persistent> persistent_reduce(const void* sendbuf, void* recvbuf, int count,
                                               Datatype* type, const Op* op, int root, Comm* c) {
-    return combining_reduction(sendbuf, recvbuf, count, type, op, root, c);
+    if (auto p = combining_reduction(sendbuf, recvbuf, count, type, op, root, c)) return p;
+    if (!op->predefined) return nullptr;
+    // A predefined operation lives as long as the library: a pointer will do.
+    return persistent_steps(
+        c,
+        [=](const Local& l) { return reduce_steps(l, sendbuf, recvbuf, count, type, op, root); },
+        {type});
 }
 
 namespace {
 
 // Too much data to combine: the nonblocking form's steps at every start
-// (Alltoall: `even` send blocks), with references on the datatypes for the
-// request's life.
+// (Alltoall: `even` send blocks).
 std::unique_ptr<Persistent> moving(Comm* c, MoveKind kind, const void* sendbuf, int sendcount,
                                    Datatype* sendtype, void* recvbuf, int recvcount,
                                    Datatype* recvtype, bool even) {
@@ -340,10 +348,9 @@ std::unique_ptr<Persistent> moving(Comm* c, MoveKind kind, const void* sendbuf, 
         m.send = even ? Blocks::even(sendbuf, sendcount, sendtype)
                       : Blocks::one(sendbuf, sendcount, sendtype);
     m.recv = Blocks::even(recvbuf, recvcount, recvtype);
-    auto types = std::make_shared<std::pair<Typed, Typed>>(
-        std::piecewise_construct, std::forward_as_tuple(nullptr, 0, m.in_place ? nullptr : sendtype),
-        std::forward_as_tuple(nullptr, 0, recvtype));
-    return persistent_steps(c, [kind, m, types](const Local& l) { return move_steps(l, kind, m); });
+    return persistent_steps(
+        c, [kind, m](const Local& l) { return move_steps(l, kind, m); },
+        {m.in_place ? nullptr : sendtype, recvtype});
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 
 #include "collectives/persistent.hpp"
@@ -26,9 +27,11 @@ struct Local;
 // A persistent collective whose every start makes steps with `make` (those
 // of its nonblocking form, shm_local.hpp) on a group of the request's own,
 // so that its starts need no order against the communicator's other
-// collectives. Null unless c lives in this node process with 2 members or
+// collectives. It holds a reference on each of `types` (null ones skipped)
+// while it lives. Null unless c lives in this node process with 2 members or
 // more.
 using MakeSteps = std::function<std::unique_ptr<Steps>(const Local&)>;
-std::unique_ptr<Persistent> persistent_steps(Comm* c, MakeSteps make);
+std::unique_ptr<Persistent> persistent_steps(Comm* c, MakeSteps make,
+                                             std::initializer_list<Datatype*> types);
 
 }  // namespace mpc::coll::shm

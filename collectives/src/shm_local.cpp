@@ -100,36 +100,22 @@ void local_depart(const Local& l) {
 void local_bcast(const Local& l, void* buf, int count, const mpi::Datatype* type, int root) {
     const size_t bytes = static_cast<size_t>(count) * type->size;
     if (bytes == 0 || l.size() == 1) return;
+    if (bytes > kInlineBytes) {
+        auto steps = bcast_steps(l, buf, count, type, root);
+        return run_steps(l, *steps);
+    }
+    // The steps' inline path, straight.
     ShmGroup& g = l.group;
-    const int me = l.me;
     const uint64_t e = ++*l.episode;
     const int p = static_cast<int>(e & 1);
-    MemberSlots& mine = g.member(me);
-    MemberSlots& from = g.member(root);
-    if (bytes <= kInlineBytes) {
-        if (me == root) {
-            wait_everyone(l, e - 1);
-            mpi::pack(buf, static_cast<size_t>(count), *type, 0, g.slot(me, p, bytes), bytes);
-        } else {
-            g.wait_one(root, e);
-            mpi::unpack(buf, static_cast<size_t>(count), *type, 0, g.slot(root, p, bytes), bytes);
-        }
-        g.publish(me, e);
-        return;
-    }
-    if (me == root) {
-        // Every member copies straight from the root's buffer; the root waits
-        // until they all did.
-        Contiguous src(buf, count, type, true);
+    if (l.me == root) {
         wait_everyone(l, e - 1);
-        mine.src[p] = src.data();
-        g.publish(me, e);
-        wait_everyone(l, e);
+        mpi::pack(buf, static_cast<size_t>(count), *type, 0, g.slot(root, p, bytes), bytes);
     } else {
         g.wait_one(root, e);
-        mpi::unpack(buf, static_cast<size_t>(count), *type, 0, from.src[p], bytes);
-        g.publish(me, e);
+        mpi::unpack(buf, static_cast<size_t>(count), *type, 0, g.slot(root, p, bytes), bytes);
     }
+    g.publish(l.me, e);
 }
 
 void local_reduce(const Local& l, const void* sendbuf, void* recvbuf, int count,
@@ -137,37 +123,18 @@ void local_reduce(const Local& l, const void* sendbuf, void* recvbuf, int count,
     const size_t bytes = static_cast<size_t>(count) * type->size;
     if (bytes == 0) return;
     if (l.size() == 1) return copy_alone(sendbuf, recvbuf, count, type);
-    ShmGroup& g = l.group;
-    const int me = l.me, n = l.size();
-    const void* in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-    const uint64_t e = *l.episode + 1;
-    const int p = static_cast<int>(e & 1);
-    MemberSlots& mine = g.member(me);
-    if (bytes <= kInlineBytes) {
-        *l.episode = e;
-        wait_everyone(l, e - 1);
-        publish_inline(g, me, e, in, count, type, bytes);
-        if (me != root) return;
-        wait_everyone(l, e);
-        fold_into(op, g, p, recvbuf, count, type);
-        return;
+    if (bytes > kInlineBytes) {
+        auto steps = reduce_steps(l, sendbuf, recvbuf, count, type, op, root);
+        return run_steps(l, *steps);
     }
-    // Each member reduces its slice of everyone's input straight into the
-    // root's output; nobody leaves before all slices are done (they read its
-    // input).
-    *l.episode = e + 1;
-    Contiguous input(in, count, type, true);
-    std::unique_ptr<Contiguous> output;
-    if (me == root) output = std::make_unique<Contiguous>(recvbuf, count, type, false);
+    // The steps' inline path, straight.
+    const uint64_t e = ++*l.episode;
     wait_everyone(l, e - 1);
-    mine.src[p] = input.data();
-    mine.dst[p] = output ? output->data() : nullptr;
-    g.publish(me, e);
+    publish_inline(l.group, l.me, e, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, count, type,
+                   bytes);
+    if (l.me != root) return;
     wait_everyone(l, e);
-    reduce_my_slice(g, p, me, n, units_of(count, type), op, root, g.member(root).dst[p]);
-    g.publish(me, e + 1);
-    wait_everyone(l, e + 1);
-    if (output) output->unload();
+    fold_into(op, l.group, static_cast<int>(e & 1), recvbuf, count, type);
 }
 
 namespace {
@@ -252,6 +219,133 @@ class AllreduceSteps final : public Steps {
     std::optional<Contiguous> input_, output_;  // sliced only
 };
 
+// The root publishes its data (inline, or a pointer to it: then it waits
+// until every member has copied it); the others copy it and go.
+class BcastSteps final : public Steps {
+  public:
+    BcastSteps(const Local& l, void* buf, int count, const mpi::Datatype* type, int root)
+        : Steps(l, moves(l, count, type) ? 1 : 0, stages_of(l, count, type, root)),
+          buf_(buf),
+          count_(static_cast<size_t>(count)),
+          type_(type),
+          root_(root),
+          bytes_(count_ * type->size) {
+        if (moves(l, count, type) && bytes_ > kInlineBytes && l.me == root)
+            data_.emplace(buf, count, type, true);
+    }
+
+  private:
+    // Whether anything moves at all.
+    static bool moves(const Local& l, int count, const mpi::Datatype* type) {
+        return count > 0 && type->size > 0 && l.size() > 1;
+    }
+    // The root of large data has a second stage: waiting for the copies.
+    static int stages_of(const Local& l, int count, const mpi::Datatype* type, int root) {
+        const bool large = static_cast<size_t>(count) * type->size > kInlineBytes;
+        return moves(l, count, type) && l.me == root && large ? 2 : 1;
+    }
+    Need needs(int k) const override {
+        if (bytes_ == 0 || l_.size() == 1) return Need{};
+        if (l_.me != root_) return one(root_, e_);
+        return all(e_ - 1 + static_cast<uint64_t>(k));
+    }
+    void run(int k) override {
+        if (bytes_ == 0 || l_.size() == 1 || k == 1) return;
+        ShmGroup& g = l_.group;
+        const int p = static_cast<int>(e_ & 1);
+        if (l_.me == root_) {
+            if (data_) {
+                g.member(root_).src[p] = data_->data();
+            } else {
+                mpi::pack(buf_, count_, *type_, 0, g.slot(root_, p, bytes_), bytes_);
+            }
+        } else {
+            const void* from =
+                bytes_ > kInlineBytes ? g.member(root_).src[p] : g.slot(root_, p, bytes_);
+            mpi::unpack(buf_, count_, *type_, 0, from, bytes_);
+        }
+        g.publish(l_.me, e_);
+    }
+
+    void* buf_;
+    size_t count_;
+    const mpi::Datatype* type_;
+    int root_;
+    size_t bytes_;
+    std::optional<Contiguous> data_;  // the root's, large data only
+};
+
+// Every member publishes its input inline and the root folds them (small
+// data); or each member reduces its slice of everyone's input straight into
+// the root's output, and nobody goes before all slices are done (they read
+// its input).
+class ReduceSteps final : public Steps {
+  public:
+    ReduceSteps(const Local& l, const void* sendbuf, void* recvbuf, int count,
+                const mpi::Datatype* type, const mpi::Op* op, int root)
+        : Steps(l, kEpisodes[path_of(l, count, type)], stages_of(l, count, type, root)),
+          path_(path_of(l, count, type)),
+          in_(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf),
+          sendbuf_(sendbuf),
+          recvbuf_(recvbuf),
+          count_(count),
+          type_(type),
+          op_(op),
+          root_(root) {
+        if (path_ != kSliced) return;
+        input_.emplace(in_, count, type, true);
+        if (l.me == root) output_.emplace(recvbuf, count, type, false);
+    }
+
+  private:
+    static constexpr int kEpisodes[] = {0, 1, 2};  // by path
+    static AllreducePath path_of(const Local& l, int count, const mpi::Datatype* type) {
+        return allreduce_path(l, count, type);
+    }
+    static int stages_of(const Local& l, int count, const mpi::Datatype* type, int root) {
+        static constexpr int kStages[] = {1, 1, 3};
+        const AllreducePath path = path_of(l, count, type);
+        return path == kInline && l.me == root ? 2 : kStages[path];
+    }
+    Need needs(int k) const override {
+        return path_ == kAlone ? Need{} : all(e_ - 1 + static_cast<uint64_t>(k));
+    }
+    void run(int k) override {
+        ShmGroup& g = l_.group;
+        const int p = static_cast<int>(e_ & 1);
+        const size_t bytes = static_cast<size_t>(count_) * type_->size;
+        if (path_ == kAlone) {
+            if (bytes && l_.me == root_) copy_alone(sendbuf_, recvbuf_, count_, type_);
+        } else if (path_ == kInline) {
+            if (k == 0) {
+                publish_inline(g, l_.me, e_, in_, count_, type_, bytes);
+            } else {
+                fold_into(op_, g, p, recvbuf_, count_, type_);
+            }
+        } else if (k == 0) {
+            g.member(l_.me).src[p] = input_->data();
+            g.member(l_.me).dst[p] = output_ ? output_->data() : nullptr;
+            g.publish(l_.me, e_);
+        } else if (k == 1) {
+            reduce_my_slice(g, p, l_.me, l_.size(), units_of(count_, type_), op_, root_,
+                            g.member(root_).dst[p]);
+            g.publish(l_.me, e_ + 1);
+        } else if (output_) {
+            output_->unload();
+        }
+    }
+
+    const AllreducePath path_;
+    const void* in_;
+    const void* sendbuf_;
+    void* recvbuf_;
+    int count_;
+    const mpi::Datatype* type_;
+    const mpi::Op* op_;
+    int root_;
+    std::optional<Contiguous> input_, output_;  // sliced only (output_: the root's)
+};
+
 class BarrierSteps final : public Steps {
   public:
     explicit BarrierSteps(const Local& l) : Steps(l, l.size() == 1 ? 0 : 1) {}
@@ -313,6 +407,16 @@ std::unique_ptr<Steps> barrier_steps(const Local& l) {
 std::unique_ptr<Steps> allreduce_steps(const Local& l, const void* sendbuf, void* recvbuf,
                                        int count, const mpi::Datatype* type, const mpi::Op* op) {
     return std::make_unique<AllreduceSteps>(l, sendbuf, recvbuf, count, type, op);
+}
+
+std::unique_ptr<Steps> bcast_steps(const Local& l, void* buf, int count, const mpi::Datatype* type,
+                                   int root) {
+    return std::make_unique<BcastSteps>(l, buf, count, type, root);
+}
+
+std::unique_ptr<Steps> reduce_steps(const Local& l, const void* sendbuf, void* recvbuf, int count,
+                                    const mpi::Datatype* type, const mpi::Op* op, int root) {
+    return std::make_unique<ReduceSteps>(l, sendbuf, recvbuf, count, type, op, root);
 }
 
 void local_allreduce(const Local& l, const void* sendbuf, void* recvbuf, int count,

@@ -81,6 +81,11 @@ std::unique_ptr<Steps> barrier_steps(const Local& l);
 // sendbuf may be MPI_IN_PLACE. The buffers stay the caller's until finished.
 std::unique_ptr<Steps> allreduce_steps(const Local& l, const void* sendbuf, void* recvbuf,
                                        int count, const mpi::Datatype* type, const mpi::Op* op);
+// buf is significant everywhere; recvbuf at the root only.
+std::unique_ptr<Steps> bcast_steps(const Local& l, void* buf, int count, const mpi::Datatype* type,
+                                   int root);
+std::unique_ptr<Steps> reduce_steps(const Local& l, const void* sendbuf, void* recvbuf, int count,
+                                    const mpi::Datatype* type, const mpi::Op* op, int root);
 
 void local_barrier(const Local& l);
 void local_bcast(const Local& l, void* buf, int count, const mpi::Datatype* type, int root);

@@ -256,12 +256,17 @@ class Allreduce final : public ShmPersistent {
 // A nonblocking form's steps, made anew at every start on the request's group.
 class StepsPersistent final : public Persistent {
   public:
-    StepsPersistent(Comm* c, MakeSteps make)
+    StepsPersistent(Comm* c, MakeSteps make, std::initializer_list<Datatype*> types)
         : owner_(c->owner),
           me_(c->rank),
           make_(std::move(make)),
           group_(private_group(c, mpi::next_coll_tag(c))) {
         group_->watch_nonblocking(me_, owner_);
+        for (Datatype* t : types)
+            if (t) types_.push_back(mpi::datatype_retain(t));
+    }
+    ~StepsPersistent() override {
+        for (Datatype* t : types_) mpi::datatype_release(t);
     }
 
     void start(mpi::Request* r) override {
@@ -301,6 +306,7 @@ class StepsPersistent final : public Persistent {
     int me_;
     MakeSteps make_;
     std::shared_ptr<ShmGroup> group_;
+    std::vector<Datatype*> types_;  // referenced
     std::unique_ptr<Steps> steps_;  // the current run's
     uint64_t episode_ = 0;          // episodes taken by my starts
     uint64_t all_at_ = 0;           // every member known to be at least here
@@ -308,9 +314,10 @@ class StepsPersistent final : public Persistent {
 
 }  // namespace
 
-std::unique_ptr<Persistent> persistent_steps(Comm* c, MakeSteps make) {
+std::unique_ptr<Persistent> persistent_steps(Comm* c, MakeSteps make,
+                                             std::initializer_list<Datatype*> types) {
     if (c->size < 2 || !eligible_nonblocking(c)) return nullptr;
-    return std::make_unique<StepsPersistent>(c, std::move(make));
+    return std::make_unique<StepsPersistent>(c, std::move(make), types);
 }
 
 std::unique_ptr<Persistent> persistent_barrier(Comm* c) {

@@ -90,6 +90,10 @@ int bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm com
     if (run.persistent &&
         take_persistent(c, run, coll::shm::persistent_bcast(buffer, count, t, root, c)))
         return MPI_SUCCESS;
+    if (started_now(run) && coll::shm::eligible_nonblocking(c)) {
+        *run.request = coll::shm::ibcast(buffer, count, t, root, c);
+        return MPI_SUCCESS;
+    }
     return start(c, coll::make_bcast(buffer, count, t, root, c), run);
 }
 

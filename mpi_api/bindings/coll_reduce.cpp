@@ -80,6 +80,10 @@ int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
         take_persistent(c, run,
                         coll::shm::persistent_reduce(sendbuf, recvbuf, count, t, o, root, c)))
         return MPI_SUCCESS;
+    if (started_now(run) && coll::shm::eligible_nonblocking(c, o)) {
+        *run.request = coll::shm::ireduce(sendbuf, recvbuf, count, t, o, root, c);
+        return MPI_SUCCESS;
+    }
     return start(c, coll::make_reduce(sendbuf, recvbuf, count, t, o, root, c), run);
 }
 

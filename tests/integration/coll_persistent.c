@@ -2,8 +2,8 @@
  * _init form, initialized once and started several times with MPI_Start and
  * MPI_Startall, the buffers refilled between starts (the data of each run
  * must come out, not the first run's); small and large reductions (the
- * shared-memory paths and the schedules), derived datatypes and a user
- * operation freed after the initialization, neighborhood collectives on a
+ * shared-memory paths and the schedules), derived datatypes (small and
+ * large) and a user operation freed after the initialization, neighborhood collectives on a
  * periodic ring, an intercommunicator; the life cycle of a persistent request
  * (inactive: Wait and Test return at once with an empty status; Start on an
  * active request, MPI_Request_free and MPI_Cancel of an active one are
@@ -221,6 +221,47 @@ static void freed_objects(MPI_Comm comm) {
     MPI_OK(MPI_Request_free(&req[1]));
 }
 
+/* Bcast and Reduce of a vector type too large to combine (32 KiB of data in
+ * a 64 KiB span), the type freed once the requests exist; the Reduce's root
+ * reduces in place. The gaps between the vector's elements must stay as
+ * they were. */
+static void large_vectors(MPI_Comm comm) {
+    enum { E = 4096 };
+    MPI_Datatype every_other;
+    MPI_OK(MPI_Type_vector(E, 1, 2, MPI_DOUBLE, &every_other));
+    MPI_OK(MPI_Type_commit(&every_other));
+    double* bc = (double*)xmalloc(sizeof(double) * 2 * E);
+    double* in = (double*)xmalloc(sizeof(double) * 2 * E);
+    double* rd = (double*)xmalloc(sizeof(double) * 2 * E);
+    const int root = n - 1;
+    MPI_Request req[2];
+    MPI_OK(MPI_Bcast_init(bc, 1, every_other, root, comm, MPI_INFO_NULL, &req[0]));
+    MPI_OK(MPI_Reduce_init(me == root ? MPI_IN_PLACE : in, rd, 1, every_other, MPI_SUM, root, comm,
+                           MPI_INFO_NULL, &req[1]));
+    MPI_OK(MPI_Type_free(&every_other));
+    for (int run = 1; run <= RUNS; ++run) {
+        for (int i = 0; i < 2 * E; ++i) {
+            bc[i] = me == root && i % 2 == 0 ? 10.0 * run + i : -1.0;
+            in[i] = i % 2 ? -2.0 : (double)(me + 1) * (i + run);
+            rd[i] = me == root ? in[i] : -3.0;
+        }
+        MPI_OK(MPI_Startall(2, req));
+        MPI_OK(MPI_Waitall(2, req, MPI_STATUSES_IGNORE));
+        for (int i = 0; i < 2 * E; ++i) {
+            const double b = i % 2 ? -1.0 : 10.0 * run + i;
+            CHECK(bc[i] == b, "run %d bcast of a large vector [%d] = %g, expected %g", run, i,
+                  bc[i], b);
+            if (me != root) continue;
+            const double r = i % 2 ? -2.0 : (double)expect_sum(run, i);
+            CHECK(rd[i] == r, "run %d reduce of a large vector [%d] = %g, expected %g", run, i,
+                  rd[i], r);
+        }
+    }
+    MPI_OK(MPI_Request_free(&req[0]));
+    MPI_OK(MPI_Request_free(&req[1]));
+    free(bc), free(in), free(rd);
+}
+
 /* The life cycle of a persistent collective request. */
 static void life_cycle(MPI_Comm comm) {
     MPI_Request req;
@@ -385,6 +426,7 @@ int main(int argc, char** argv) {
         if (sizes[s] * n <= 100000) movement(s % 2 ? MPI_COMM_WORLD : dup, sizes[s]);
     }
     freed_objects(MPI_COMM_WORLD);
+    large_vectors(dup);
     interleaved(dup);
     neighbors(MPI_COMM_WORLD);
     inter(MPI_COMM_WORLD);

@@ -19,9 +19,8 @@
 // The nonblocking forms take the same path when the whole communicator lives
 // in this node process: the request's steps advance whenever someone polls
 // the owner's operations (in collaborative mode an idle rank does a computing
-// rank's share of the work for it). Nonblocking Bcast and Reduce, and every
-// nonblocking collective of a communicator spread over node processes, use
-// schedules (schedule.hpp).
+// rank's share of the work for it). Every nonblocking collective of a
+// communicator spread over node processes uses a schedule (schedule.hpp).
 #pragma once
 
 #include <memory>
@@ -63,6 +62,9 @@ int allreduce(const void* sendbuf, void* recvbuf, int count, Datatype* type, con
 bool eligible_nonblocking(Comm* c);
 bool eligible_nonblocking(Comm* c, const Op* op);
 MPI_Request ibarrier(Comm* c);
+MPI_Request ibcast(void* buf, int count, Datatype* type, int root, Comm* c);
+MPI_Request ireduce(const void* sendbuf, void* recvbuf, int count, Datatype* type, const Op* op,
+                    int root, Comm* c);
 MPI_Request iallreduce(const void* sendbuf, void* recvbuf, int count, Datatype* type, const Op* op,
                        Comm* c);
 
@@ -112,8 +114,8 @@ int exscan(const void* sendbuf, void* recvbuf, int count, Datatype* type, const 
 std::unique_ptr<Persistent> persistent_barrier(Comm* c);
 std::unique_ptr<Persistent> persistent_allreduce(const void* sendbuf, void* recvbuf, int count,
                                                  Datatype* type, const Op* op, Comm* c);
-// Small data only (shm_combine.cpp): null when these arguments take the
-// schedule instead (every member decides the same way).
+// Null when these arguments take the schedule instead (every member decides
+// the same way).
 std::unique_ptr<Persistent> persistent_bcast(void* buf, int count, Datatype* type, int root,
                                              Comm* c);
 std::unique_ptr<Persistent> persistent_reduce(const void* sendbuf, void* recvbuf, int count,
