@@ -133,13 +133,7 @@ class Nonblocking final : public mpi::Progressable {
         // An earlier one notifies the owner when it finishes; a member that
         // moves notifies it too (shm_group.hpp).
         if (v_->nbc_finished.load(std::memory_order_acquire) + 1 != seq_) return false;
-        ShmGroup& g = *v_->group;
-        Need need;
-        while (!steps_->advance(&need, until)) {
-            if (need.episode == 0) return false;  // stopped at `until`
-            if (!g.need_nonblocking(v_->local_rank, need)) return false;
-        }
-        g.need_nonblocking(v_->local_rank, Need{});
+        if (!poll_steps(*v_->group, v_->local_rank, *steps_, until)) return false;
         if (steps_->error() != MPI_SUCCESS) request->status.MPI_ERROR = steps_->error();
         v_->nbc_finished.store(seq_, std::memory_order_release);
         // The next one may go on now, and the owner may be waiting for this

@@ -400,6 +400,16 @@ void run_steps(const Local& l, Steps& steps) {
     }
 }
 
+bool poll_steps(ShmGroup& g, int me, Steps& steps, int until) {
+    Need need;
+    while (!steps.advance(&need, until)) {
+        if (need.episode == 0) return false;  // stopped at `until`
+        if (!g.need_nonblocking(me, need)) return false;
+    }
+    g.need_nonblocking(me, Need{});
+    return true;
+}
+
 std::unique_ptr<Steps> barrier_steps(const Local& l) {
     return std::make_unique<BarrierSteps>(l);
 }

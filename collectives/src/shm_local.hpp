@@ -76,6 +76,11 @@ class Steps {
 
 // Runs steps to the end on the caller, waiting as they need.
 void run_steps(const Local& l, Steps& steps);
+// For a nonblocking or persistent collective of member `me` of g: runs the
+// stages below `until` that can run now. What the steps then wait for is
+// left with the group, whose member that moves notifies the owner
+// (ShmGroup::need_nonblocking). True once the steps are finished.
+bool poll_steps(ShmGroup& g, int me, Steps& steps, int until = 1 << 30);
 
 std::unique_ptr<Steps> barrier_steps(const Local& l);
 // sendbuf may be MPI_IN_PLACE. The buffers stay the caller's until finished.

@@ -273,7 +273,7 @@ class StepsPersistent final : public Persistent {
         request = r;
         steps_ = make_(Local{*group_, me_, &episode_, &all_at_});
         // What the others need from me goes out now; the rest at the polls.
-        if (advance(1)) {
+        if (poll_steps(*group_, me_, *steps_, 1)) {
             finish();
             mpi::complete(r);
             return;
@@ -282,21 +282,12 @@ class StepsPersistent final : public Persistent {
     }
 
     bool progress() override {
-        if (!advance(1 << 30)) return false;
+        if (!poll_steps(*group_, me_, *steps_)) return false;
         finish();
         return true;
     }
 
   private:
-    bool advance(int until) {
-        Need need;
-        while (!steps_->advance(&need, until)) {
-            if (need.episode == 0) return false;  // stopped at `until`
-            if (!group_->need_nonblocking(me_, need)) return false;
-        }
-        group_->need_nonblocking(me_, Need{});
-        return true;
-    }
     void finish() {
         mpi::set_status(&request->status, MPI_ANY_SOURCE, MPI_ANY_TAG, 0);
         request->status.MPI_ERROR = steps_->error();
