@@ -154,7 +154,7 @@ void finish_nonblocking(View& v) {
     // Their owner (me) is notified when each one finishes or a member moves.
     auto done = [&v] { return v.nbc_finished.load(std::memory_order_acquire) == v.nbc_started; };
     if (done()) return;
-    mpi::block_until(done, [](sched::Waiter*) {}, [](sched::Waiter*) {});
+    mpi::block_until(done, [](sched::Waiter*) {}, [](sched::Waiter*) {}, true);
 }
 
 Local nonblocking_local(Comm* c) {

@@ -88,15 +88,19 @@ void wait_any_of(const Collected& rs) {
         return false;
     };
     if (any_done()) return;
-    block_until(any_done,
-                [&](mpc::sched::Waiter* w) {
-                    for (Request* r : rs)
-                        if (r) r->arm(w);
-                },
-                [&](mpc::sched::Waiter* w) {
-                    for (Request* r : rs)
-                        if (r) r->disarm(w);
-                });
+    bool collective = false;
+    for (Request* r : rs) collective = collective || (r && r->kind == Request::Kind::Collective);
+    block_until(
+        any_done,
+        [&](mpc::sched::Waiter* w) {
+            for (Request* r : rs)
+                if (r) r->arm(w);
+        },
+        [&](mpc::sched::Waiter* w) {
+            for (Request* r : rs)
+                if (r) r->disarm(w);
+        },
+        collective);
 }
 
 // The requests' own codes, for the MPI_ERROR fields of an array of statuses:

@@ -98,7 +98,12 @@ bool poll(int caller, bool steal, int thief_numa) {
                 runtime::tools::raise(events::g_steal, static_cast<int>(i),
                                       events::Steal{static_cast<int>(i), caller});
             }
-            did |= progress_rank(locals[i]);
+            // A rank polling for itself does its operations' share on its
+            // own core; taking their lock would only keep it waiting.
+            RankState* other = locals[i];
+            if (other->progress_pending.load(std::memory_order_relaxed) &&
+                !other->self_polling.load(std::memory_order_relaxed))
+                did |= progress_rank(other);
         }
     }
     return did;

@@ -236,7 +236,7 @@ void wait_complete(Request* r) {
     const Request* outer =
         owner ? owner->blocked_on.exchange(r, std::memory_order_relaxed) : nullptr;
     block_until([r] { return r->is_complete(); }, [r](sched::Waiter* w) { r->arm(w); },
-                [r](sched::Waiter* w) { r->disarm(w); });
+                [r](sched::Waiter* w) { r->disarm(w); }, r->kind == Request::Kind::Collective);
     if (owner) owner->blocked_on.store(outer, std::memory_order_relaxed);
 }
 

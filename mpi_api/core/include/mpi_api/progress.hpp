@@ -93,12 +93,23 @@ class WaitRecord {
 
 // Waits until done(). arm(w) must arrange for w->unpark() to be called after
 // done() becomes true; disarm(w) undoes it. Both may be called several times.
+// own_operations: what it waits for are operations of the caller's rank
+// (collectives, progress_engine.hpp) that the others then leave to it while
+// it polls (RankState::self_polling).
 template <class Done, class Arm, class Disarm>
-void block_until(Done&& done, Arm&& arm, Disarm&& disarm) {
+void block_until(Done&& done, Arm&& arm, Disarm&& disarm, bool own_operations = false) {
     const WaitRecord record;
     RankState* const me = current_rank();
     int64_t start = -1;
     bool steal = false;
+    struct SelfPolling {
+        explicit SelfPolling(RankState* r) : rank(r) { set(true); }
+        ~SelfPolling() { set(false); }
+        void set(bool on) const {
+            if (rank) rank->self_polling.store(on, std::memory_order_relaxed);
+        }
+        RankState* rank;
+    } const self_polling(own_operations ? me : nullptr);
     for (unsigned spins = 0;; ++spins) {
         poll_rank(me, steal);
         if (done()) return;
@@ -121,7 +132,11 @@ void block_until(Done&& done, Arm&& arm, Disarm&& disarm) {
                     // Work that arrived between the last poll and the arming
                     // rang no bell: poll once more; anything later rings it.
                     poll_rank(me, true);
-                    if (!done()) sched::park_for(kThreadParkNs);
+                    if (!done()) {
+                        self_polling.set(false);  // parked: the others may serve it
+                        sched::park_for(kThreadParkNs);
+                        self_polling.set(true);
+                    }
                 }
                 disarm_doorbell(&bell);
                 disarm(w);

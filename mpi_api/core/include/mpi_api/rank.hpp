@@ -135,9 +135,14 @@ struct RankState {
     runtime::SpinLock progress_lock;
     std::vector<Progressable*> in_progress;
     std::atomic<bool> progress_pending{false};
+    // A task of this rank polls for itself in block_until (not parked): the
+    // others leave its operations to it (see poll in progress_engine.cpp).
+    // A line of its own, written at every wait, read by the others only when
+    // progress_pending says there is something to do.
+    alignas(64) std::atomic<bool> self_polling{false};
 
     enum Phase : int { NotInitialized = 0, Initialized = 1, Finalized = 2 };
-    std::atomic<int> phase{NotInitialized};
+    alignas(64) std::atomic<int> phase{NotInitialized};
     // Sessions of this rank open now (MPI_Session_init, MPI 4.0 section
     // 11.3): MPI is usable while the world model is initialized or one is.
     std::atomic<int> sessions{0};
