@@ -135,10 +135,10 @@ struct RankState {
     runtime::SpinLock progress_lock;
     std::vector<Progressable*> in_progress;
     std::atomic<bool> progress_pending{false};
-    // A task of this rank polls for itself in block_until (not parked): the
-    // others leave its operations to it (see poll in progress_engine.cpp).
-    // A line of its own, written at every wait, read by the others only when
-    // progress_pending says there is something to do.
+    // A task of this rank waits for its collectives in block_until, polling
+    // (not parked): the others leave its operations to it (see poll in
+    // progress_engine.cpp). A line of its own, written around such waits,
+    // read by the others only when progress_pending says there is work.
     alignas(64) std::atomic<bool> self_polling{false};
 
     enum Phase : int { NotInitialized = 0, Initialized = 1, Finalized = 2 };
