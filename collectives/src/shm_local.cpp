@@ -148,15 +148,14 @@ AllreducePath allreduce_path(const Local& l, int count, const mpi::Datatype* typ
     return bytes <= kInlineBytes ? kInline : kSliced;
 }
 
-// Every member publishes its input and folds everyone's (small), or reduces
-// its slice of everyone's input into its own output and then copies the
-// others' slices from their outputs (large; only member k reads slice k of
-// anyone's input, so in place is safe).
-class AllreduceSteps final : public Steps {
-  public:
-    AllreduceSteps(const Local& l, const void* sendbuf, void* recvbuf, int count,
-                   const mpi::Datatype* type, const mpi::Op* op)
-        : Steps(l, kEpisodes[allreduce_path(l, count, type)]),
+// What the steps of Allreduce and Reduce share: the call's arguments, and
+// the paths of data alone (a copy) or small enough for the inline slots
+// (every member publishes its input, then folds everyone's).
+class ReductionSteps : public Steps {
+  protected:
+    ReductionSteps(const Local& l, int episodes, int stages, const void* sendbuf, void* recvbuf,
+                   int count, const mpi::Datatype* type, const mpi::Op* op)
+        : Steps(l, episodes, stages),
           path_(allreduce_path(l, count, type)),
           in_(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf),
           sendbuf_(sendbuf),
@@ -165,27 +164,54 @@ class AllreduceSteps final : public Steps {
           type_(type),
           op_(op),
           u_(units_of(count, type)) {
-        if (path_ == kSliced) {
-            input_.emplace(in_, count, type, true);
-            output_.emplace(recvbuf, count, type, false);
+        if (path_ == kSliced) input_.emplace(in_, count, type, true);
+    }
+    Need needs(int k) const override {
+        return path_ == kAlone ? Need{} : all(e_ - 1 + static_cast<uint64_t>(k));
+    }
+    // Stage k of the alone and inline paths.
+    void run_small(int k) {
+        const size_t bytes = u_.count * u_.unit;
+        if (path_ == kAlone) {
+            if (bytes) copy_alone(sendbuf_, recvbuf_, count_, type_);
+        } else if (k == 0) {
+            publish_inline(l_.group, l_.me, e_, in_, count_, type_, bytes);
+        } else {
+            fold_into(op_, l_.group, static_cast<int>(e_ & 1), recvbuf_, count_, type_);
         }
+    }
+
+    const AllreducePath path_;
+    const void* in_;
+    const void* sendbuf_;
+    void* recvbuf_;
+    int count_;
+    const mpi::Datatype* type_;
+    const mpi::Op* op_;
+    Units u_;
+    std::optional<Contiguous> input_, output_;  // sliced only (Reduce: output_ at the root)
+};
+
+// Small data: the inline path. Large: every member reduces its slice of
+// everyone's input into its own output, then copies the others' slices from
+// their outputs (only member k reads slice k of anyone's input, so in place
+// is safe).
+class AllreduceSteps final : public ReductionSteps {
+  public:
+    AllreduceSteps(const Local& l, const void* sendbuf, void* recvbuf, int count,
+                   const mpi::Datatype* type, const mpi::Op* op)
+        : ReductionSteps(l, kEpisodes[allreduce_path(l, count, type)], -1, sendbuf, recvbuf,
+                         count, type, op) {
+        if (path_ == kSliced) output_.emplace(recvbuf, count, type, false);
     }
 
   private:
     static constexpr int kEpisodes[] = {0, 1, 3};  // by path
     void run(int k) override {
+        if (path_ != kSliced) return run_small(k);
         ShmGroup& g = l_.group;
         const int me = l_.me, n = l_.size(), p = static_cast<int>(e_ & 1);
-        const size_t bytes = u_.count * u_.unit;
-        if (path_ == kAlone) {
-            if (bytes) copy_alone(sendbuf_, recvbuf_, count_, type_);
-        } else if (path_ == kInline) {
-            if (k == 0) {
-                publish_inline(g, me, e_, in_, count_, type_, bytes);
-            } else {
-                fold_into(op_, g, p, recvbuf_, count_, type_);
-            }
-        } else if (k == 0) {
+        if (k == 0) {
             g.member(me).src[p] = input_->data();
             g.member(me).dst[p] = output_->data();
             g.publish(me, e_);
@@ -207,16 +233,6 @@ class AllreduceSteps final : public Steps {
             output_->unload();
         }
     }
-
-    const AllreducePath path_;
-    const void* in_;
-    const void* sendbuf_;
-    void* recvbuf_;
-    int count_;
-    const mpi::Datatype* type_;
-    const mpi::Op* op_;
-    Units u_;
-    std::optional<Contiguous> input_, output_;  // sliced only
 };
 
 // The root publishes its data (inline, or a pointer to it: then it waits
@@ -275,75 +291,43 @@ class BcastSteps final : public Steps {
     std::optional<Contiguous> data_;  // the root's, large data only
 };
 
-// Every member publishes its input inline and the root folds them (small
-// data); or each member reduces its slice of everyone's input straight into
-// the root's output, and nobody goes before all slices are done (they read
-// its input).
-class ReduceSteps final : public Steps {
+// Small data: the inline path, the root alone folding. Large: each member
+// reduces its slice of everyone's input straight into the root's output,
+// and nobody goes before all slices are done (they read its input).
+class ReduceSteps final : public ReductionSteps {
   public:
     ReduceSteps(const Local& l, const void* sendbuf, void* recvbuf, int count,
                 const mpi::Datatype* type, const mpi::Op* op, int root)
-        : Steps(l, kEpisodes[path_of(l, count, type)], stages_of(l, count, type, root)),
-          path_(path_of(l, count, type)),
-          in_(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf),
-          sendbuf_(sendbuf),
-          recvbuf_(recvbuf),
-          count_(count),
-          type_(type),
-          op_(op),
+        : ReductionSteps(l, kEpisodes[allreduce_path(l, count, type)],
+                         stages_of(l, count, type, root), sendbuf, recvbuf, count, type, op),
           root_(root) {
-        if (path_ != kSliced) return;
-        input_.emplace(in_, count, type, true);
-        if (l.me == root) output_.emplace(recvbuf, count, type, false);
+        if (path_ == kSliced && l.me == root) output_.emplace(recvbuf, count, type, false);
     }
 
   private:
     static constexpr int kEpisodes[] = {0, 1, 2};  // by path
-    static AllreducePath path_of(const Local& l, int count, const mpi::Datatype* type) {
-        return allreduce_path(l, count, type);
-    }
     static int stages_of(const Local& l, int count, const mpi::Datatype* type, int root) {
-        static constexpr int kStages[] = {1, 1, 3};
-        const AllreducePath path = path_of(l, count, type);
+        static constexpr int kStages[] = {1, 1, 3};  // by path; the inline root folds too
+        const AllreducePath path = allreduce_path(l, count, type);
         return path == kInline && l.me == root ? 2 : kStages[path];
     }
-    Need needs(int k) const override {
-        return path_ == kAlone ? Need{} : all(e_ - 1 + static_cast<uint64_t>(k));
-    }
     void run(int k) override {
+        if (path_ != kSliced) return run_small(k);
         ShmGroup& g = l_.group;
         const int p = static_cast<int>(e_ & 1);
-        const size_t bytes = static_cast<size_t>(count_) * type_->size;
-        if (path_ == kAlone) {
-            if (bytes && l_.me == root_) copy_alone(sendbuf_, recvbuf_, count_, type_);
-        } else if (path_ == kInline) {
-            if (k == 0) {
-                publish_inline(g, l_.me, e_, in_, count_, type_, bytes);
-            } else {
-                fold_into(op_, g, p, recvbuf_, count_, type_);
-            }
-        } else if (k == 0) {
+        if (k == 0) {
             g.member(l_.me).src[p] = input_->data();
             g.member(l_.me).dst[p] = output_ ? output_->data() : nullptr;
             g.publish(l_.me, e_);
         } else if (k == 1) {
-            reduce_my_slice(g, p, l_.me, l_.size(), units_of(count_, type_), op_, root_,
-                            g.member(root_).dst[p]);
+            reduce_my_slice(g, p, l_.me, l_.size(), u_, op_, root_, g.member(root_).dst[p]);
             g.publish(l_.me, e_ + 1);
         } else if (output_) {
             output_->unload();
         }
     }
 
-    const AllreducePath path_;
-    const void* in_;
-    const void* sendbuf_;
-    void* recvbuf_;
-    int count_;
-    const mpi::Datatype* type_;
-    const mpi::Op* op_;
     int root_;
-    std::optional<Contiguous> input_, output_;  // sliced only (output_: the root's)
 };
 
 class BarrierSteps final : public Steps {
