@@ -21,10 +21,10 @@
 // The completer does n reads and n writes one after the other, so this path
 // is for small data only (kCombineBytes in all); larger runs take the
 // sliced shared-memory operation (Allreduce) or the nonblocking form's steps
-// (shm_persistent.cpp). A reduction's
-// result is the right fold of the members' inputs, the same expression the
-// blocking call computes. User-defined operations never come here: they
-// belong to their rank's program image.
+// (shm_persistent.cpp). A reduction's result is the right fold of the
+// members' inputs, the same expression the blocking call computes.
+// User-defined operations never come here: they belong to their rank's
+// program image.
 //
 // This file must never make a member wait inside a start, and never touch an
 // operation of another member after completing that member's request (it
