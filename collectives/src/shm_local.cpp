@@ -245,15 +245,15 @@ class BcastSteps final : public Steps {
           count_(static_cast<size_t>(count)),
           type_(type),
           root_(root),
-          bytes_(count_ * type->size) {
-        if (moves(l, count, type) && bytes_ > kInlineBytes && l.me == root)
-            data_.emplace(buf, count, type, true);
+          bytes_(count_ * type->size),
+          moves_(moves(l, count, type)) {
+        if (moves_ && bytes_ > kInlineBytes && l.me == root) data_.emplace(buf, count, type, true);
     }
 
   private:
     // Whether anything moves at all.
     static bool moves(const Local& l, int count, const mpi::Datatype* type) {
-        return count > 0 && type->size > 0 && l.size() > 1;
+        return static_cast<size_t>(count) * type->size > 0 && l.size() > 1;
     }
     // The root of large data has a second stage: waiting for the copies.
     static int stages_of(const Local& l, int count, const mpi::Datatype* type, int root) {
@@ -261,12 +261,12 @@ class BcastSteps final : public Steps {
         return moves(l, count, type) && l.me == root && large ? 2 : 1;
     }
     Need needs(int k) const override {
-        if (bytes_ == 0 || l_.size() == 1) return Need{};
+        if (!moves_) return Need{};
         if (l_.me != root_) return one(root_, e_);
         return all(e_ - 1 + static_cast<uint64_t>(k));
     }
     void run(int k) override {
-        if (bytes_ == 0 || l_.size() == 1 || k == 1) return;
+        if (!moves_ || k == 1) return;
         ShmGroup& g = l_.group;
         const int p = static_cast<int>(e_ & 1);
         if (l_.me == root_) {
@@ -288,6 +288,7 @@ class BcastSteps final : public Steps {
     const mpi::Datatype* type_;
     int root_;
     size_t bytes_;
+    bool moves_;
     std::optional<Contiguous> data_;  // the root's, large data only
 };
 
