@@ -95,19 +95,27 @@ void NodeColl::run_items() {
 
 bool NodeColl::help() {
     run_items();
-    if (finished() || !drive_lock_.try_lock()) return finished();
-    // Look again under the lock: the driver may have finished between the
-    // check and the lock, and a second one would replay the protocol
-    // (messages, shared pointer, data) over parts whose ranks have gone.
-    if (!finished()) {
-        if (!driver_) driver_ = drive(this);
-        if (driver_.resume()) {
-            driver_ = Resumable();
-            finished_.store(true, std::memory_order_release);
-            notify_members();
+    // What woke us (a message, a finished item) may have come while another
+    // member held the lock and its driver had already looked: ask for another
+    // look first, so that either we take the lock or its holder sees the ask
+    // after it unlocks. A lost ask would leave the access waiting forever.
+    while (!finished()) {
+        look_again_.store(true, std::memory_order_seq_cst);
+        if (!drive_lock_.try_lock()) break;
+        // Look again under the lock too: the driver may have finished after
+        // the check, and a second one would replay the protocol (messages,
+        // shared pointer, data) over parts whose ranks have gone.
+        while (!finished() && look_again_.exchange(false, std::memory_order_seq_cst)) {
+            if (!driver_) driver_ = drive(this);
+            if (driver_.resume()) {
+                driver_ = Resumable();
+                finished_.store(true, std::memory_order_release);
+                notify_members();
+            }
         }
+        drive_lock_.unlock();
+        if (!look_again_.load(std::memory_order_seq_cst)) break;
     }
-    drive_lock_.unlock();
     run_items();
     return finished();
 }

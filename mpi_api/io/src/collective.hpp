@@ -87,6 +87,7 @@ struct NodeColl {
     std::vector<Part*> parts_;
     std::atomic<int> arrived_{0};
     runtime::SpinLock drive_lock_;
+    std::atomic<bool> look_again_{false};  // someone asked the driver to run (help)
     Resumable driver_;
     // Posted work: items are taken by index, counted when done.
     runtime::SpinLock items_lock_;
