@@ -16,6 +16,7 @@ namespace mpc::mpi::intranode {
 namespace {
 
 constexpr uint32_t kEntries = 64;
+constexpr uint32_t kScanAhead = 16;  // entries a drain looks at in one go
 
 struct alignas(64) Entry {
     // The entry's position + 1 once written: a reader knows a stale entry
@@ -194,6 +195,16 @@ Request* receiver_of(RankState* r, const Envelope& e, Request** posting) {
     return p;
 }
 
+// The first entry from h on that is not written yet, looking at up to
+// kScanAhead of them. The loads do not wait for each other, so the lines the
+// sender wrote come over together rather than one per message as each is
+// matched.
+uint32_t written_from(const Ring& g, uint32_t h) {
+    const uint32_t limit = h + kScanAhead;
+    while (h != limit && g.entry[h % kEntries].stamp.load(std::memory_order_seq_cst) == h + 1) ++h;
+    return h;
+}
+
 // Matches entry e of r's ring: into `out` (to deliver once unlocked) or the
 // unexpected queue.
 void take(RankState* r, Entry& e, Deliveries& out, bool& unexpected, Request** posting) {
@@ -229,11 +240,11 @@ RingDrain rings_drain_locked(RankState* r, Deliveries& out, bool& unexpected,
         Ring* g = rs.in[i].load(std::memory_order_seq_cst);
         if (!g) continue;  // being listed: seen at the next look
         const uint32_t h0 = g->head.load(std::memory_order_relaxed);
-        uint32_t h = h0;
+        uint32_t h = h0, written = h0;
         RingDrain stop = RingDrain::Done;
         for (;; ++h) {
+            if (h == written && (written = written_from(*g, h)) == h) break;
             Entry& e = g->entry[h % kEntries];
-            if (e.stamp.load(std::memory_order_seq_cst) != h + 1) break;
             if (out.full()) {
                 stop = RingDrain::Full;
                 break;
