@@ -65,14 +65,14 @@ public:
         if (!tc.pool) tc.pool = this;
         uint32_t index;
         T* obj;
-        if (tc.pool == this && tc.stash.take(&index)) {
+        // An empty stash takes half its size from the overflow at once.
+        if (tc.pool == this ? tc.stash.take_or_refill(&index, free_) : free_.take(&index)) {
             // Its chunk exists: it was allocated before.
             obj =
                 &chunks_[index >> kChunkBits].load(std::memory_order_acquire)[index & (kChunk - 1)];
         } else {
-            const bool reused = free_.take(&index);
             std::lock_guard<std::mutex> g(mutex_);
-            if (!reused) index = fresh_locked(tc);
+            index = fresh_locked(tc);
             obj = slot_locked(index);
         }
         live_[index >> kChunkBits]->flag[index & (kChunk - 1)].store(true,
@@ -156,8 +156,11 @@ private:
     // first it allocates from or frees into). Requests come and go with every
     // nonblocking call, mostly on one thread; without this every rank of the
     // node process would take the pool's lock twice per call (it cost 2 us per
-    // Iallreduce + Wait between two ranks, most of it in futex calls).
-    static constexpr uint32_t kCacheSize = 64;
+    // Iallreduce + Wait between two ranks, most of it in futex calls). Room
+    // for a window of 64 receives and 64 sends with some to spare: with 64,
+    // each such window went to the overflow for half its requests, and two
+    // ranks exchanging windows both ways met in its lock.
+    static constexpr uint32_t kCacheSize = 256;
     static_assert(kBatch - 1 <= kCacheSize && kChunk % kBatch == 0);
     struct ThreadCache {
         HandlePool* pool = nullptr;
