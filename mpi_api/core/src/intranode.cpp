@@ -76,7 +76,14 @@ void* new_cell_memory(size_t payload) {
 void* cell_memory(int cls, size_t bytes) {
     if (cls == kBig) return new_cell_memory(bytes);
     void* m;
-    if (tl_cells.cls[cls].take_or_refill(&m, shared_cells(cls))) return m;
+    if (tl_cells.cls[cls].take_or_refill(&m, shared_cells(cls))) {
+        if (void* const* next = tl_cells.cls[cls].next()) {
+            const size_t lines = std::min<size_t>((sizeof(Cell) + bytes + 63) / 64, 32);
+            for (size_t i = 0; i < lines; ++i)
+                runtime::prefetch_for_write(static_cast<const char*>(*next) + 64 * i);
+        }
+        return m;
+    }
     return new_cell_memory(kClassPayload[cls]);
 }
 

@@ -72,6 +72,8 @@ public:
         *out = items_[--n_];
         return true;
     }
+    // The item the next take will return, or nullptr.
+    const T* next() const { return n_ == 0 || n_ > N ? nullptr : &items_[n_ - 1]; }
     // Keeps item; false when the stash is full (or closed): the caller puts
     // it in the overflow, or spills first.
     bool keep(T item) {
