@@ -25,6 +25,26 @@ TEST_CASE("a stash gives back its items last in first out, up to its capacity", 
     REQUIRE_FALSE(s.take(&v));
 }
 
+TEST_CASE("next() names the item the next take returns, and nothing when empty or closed",
+          "[stash]") {
+    Stash<int, 4> s;
+    Overflow<int> o;
+    REQUIRE(s.next() == nullptr);
+    REQUIRE(s.keep(7));
+    REQUIRE(s.keep(8));
+    int v = -1;
+    for (int want : {8, 7}) {
+        REQUIRE(s.next() != nullptr);
+        REQUIRE(*s.next() == want);
+        REQUIRE(s.take(&v));
+        REQUIRE(v == want);
+    }
+    REQUIRE(s.next() == nullptr);
+    REQUIRE(s.keep(9));
+    s.close(o);
+    REQUIRE(s.next() == nullptr);
+}
+
 TEST_CASE("spilling half of a full stash moves its newer half to the overflow", "[stash]") {
     Stash<int, 6> s;
     Overflow<int> o;
