@@ -73,18 +73,26 @@ void* new_cell_memory(size_t payload) {
     return m;
 }
 
+// Lines of the next cell asked for ahead (2 KiB): the small messages whose
+// rate this sets (measured at 256 B and 1 KiB; larger ones were not).
+constexpr size_t kPrefetchLines = 32;
+
 void* cell_memory(int cls, size_t bytes) {
     if (cls == kBig) return new_cell_memory(bytes);
     void* m;
-    if (tl_cells.cls[cls].take_or_refill(&m, shared_cells(cls))) {
-        if (void* const* next = tl_cells.cls[cls].next()) {
-            const size_t lines = std::min<size_t>((sizeof(Cell) + bytes + 63) / 64, 32);
-            for (size_t i = 0; i < lines; ++i)
-                runtime::prefetch_for_write(static_cast<const char*>(*next) + 64 * i);
-        }
-        return m;
+    if (!tl_cells.cls[cls].take_or_refill(&m, shared_cells(cls)))
+        return new_cell_memory(kClassPayload[cls]);
+    // Cells come back to the stash after their receivers read them, so their
+    // lines sit in another core's cache: ask now for those of the cell the
+    // next send takes, and they move while this one is written and published
+    // (whose full fence would otherwise wait for them: 1 KiB rate 1.9 -> 3.4
+    // M msgs/s). Sizes of consecutive messages tend to be alike.
+    if (void* const* next = tl_cells.cls[cls].next()) {
+        const size_t lines = std::min((sizeof(Cell) + bytes + 63) / 64, kPrefetchLines);
+        for (size_t i = 0; i < lines; ++i)
+            runtime::prefetch_for_write(static_cast<const char*>(*next) + 64 * i);
     }
-    return new_cell_memory(kClassPayload[cls]);
+    return m;
 }
 
 void release_cell_memory(void* m, int cls) {
