@@ -56,6 +56,7 @@ InString::InString(const char* s, size_t len, bool trim_leading) {
 }
 
 void OutString::store() const {
+    if (untouched_) return;
     const size_t n = std::min(strnlen(buf_.data(), buf_.size()), len_);
     memcpy(dest_, buf_.data(), n);
     memset(dest_ + n, ' ', len_ - n);

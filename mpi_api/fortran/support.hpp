@@ -84,8 +84,13 @@ private:
 // copies the result blank-padded (and truncated) into the Fortran string.
 class OutString {
 public:
+    // capacity 0: the C call writes nothing (MPI_INFO_GET_STRING with BUFLEN
+    // 0), and neither does store().
     OutString(char* dest, size_t len, int capacity)
-        : dest_(dest), len_(len), buf_(static_cast<size_t>(capacity > 0 ? capacity : 1), '\0') {}
+        : dest_(dest),
+          len_(len),
+          buf_(static_cast<size_t>(capacity > 0 ? capacity : 1), '\0'),
+          untouched_(capacity <= 0) {}
     char* data() { return buf_.data(); }
     void store() const;
 
@@ -93,6 +98,7 @@ private:
     char* dest_;
     size_t len_;
     std::vector<char> buf_;
+    bool untouched_;
 };
 
 // MPI_INFO_GET's VALUELEN counts characters; C also needs room for the NUL.
