@@ -37,7 +37,8 @@ def fortran_shape(p):
 # params(): its C declarations there; hidden(): gfortran's hidden CHARACTER
 # lengths (appended after all other arguments); pre()/post(): statements around
 # the C call; arg(): the expression passed to the C function; fortran(): its
-# declaration in the mpi module's interface ([] when Fortran has no such argument).
+# declaration in the mpi module's interface ([] when Fortran has no such argument);
+# f08(): the same in the mpi_f08 module's.
 
 class Kind:
     def params(self, p, fn):
@@ -57,6 +58,12 @@ class Kind:
 
     def fortran(self, p):
         return [f"{FORTRAN_TYPES[p.type]} :: {p.name}{fortran_shape(p)}"]
+
+    def f08(self, p):
+        """Its declaration in the mpi_f08 module (gen_f08.py): handles typed."""
+        if p.type in HANDLE_TYPES and self.fortran(p):
+            return [f"TYPE({p.type}) :: {p.name}{fortran_shape(p)}"]
+        return self.fortran(p)
 
 
 class Value(Kind):
@@ -121,6 +128,9 @@ class AddressOut(Kind):
     def fortran(self, p):
         return [f"INTEGER(KIND=MPI_ADDRESS_KIND) :: {p.name}"]
 
+    def f08(self, p):
+        return [f"TYPE(C_PTR) :: {p.name}"]
+
 
 class Status(Kind):
     """INTEGER STATUS(MPI_STATUS_SIZE): copied to and from a C MPI_Status."""
@@ -139,6 +149,9 @@ class Status(Kind):
 
     def fortran(self, p):
         return [f"INTEGER :: {p.name}(MPI_STATUS_SIZE)"]
+
+    def f08(self, p):
+        return [f"TYPE(MPI_Status) :: {p.name}"]
 
 
 class Statuses(Kind):
@@ -161,6 +174,9 @@ class Statuses(Kind):
 
     def fortran(self, p):
         return [f"INTEGER :: {p.name}(MPI_STATUS_SIZE,*)"]
+
+    def f08(self, p):
+        return [f"TYPE(MPI_Status) :: {p.name}(*)"]
 
 
 class StringIn(Kind):

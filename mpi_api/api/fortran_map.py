@@ -26,9 +26,15 @@ BUFFER_NAMES = {"buf", "sendbuf", "recvbuf", "buffer", "inbuf", "outbuf", "inout
 
 # Functions without a Fortran binding: MPI defines the handle and status
 # conversion functions, and the tools information interface (MPI_T_*, MPI 3.1
-# section 14.3), for C only; the large-count "_c" functions of MPI 4 exist in
-# Fortran only in mpi_f08 (MPI 4.0 section 19.2), which we do not provide.
-C_ONLY = re.compile(r"^(\w+_f2c|\w+_c2f|T_\w+|\w+_c)$")
+# section 14.3), for C only. The f08 status conversions have hand-written
+# Fortran bindings in mpi_f08 (gen_f08.py): they take both kinds of status.
+C_ONLY = re.compile(r"^(\w+_f2c|\w+_c2f|T_\w+|Status_\w*f08\w*)$")
+# The large-count "_c" functions of MPI 4 exist in Fortran only in mpi_f08
+# (MPI 4.0 section 19.2): wrappers and mpi_f08 interfaces, nothing in mpif.h
+# or the mpi module. MPI_REGISTER_DATAREP_C's conversion functions take
+# MPI_Count counts, which the trampolines of the int form do not: no binding.
+LARGE_COUNT = re.compile(r"^\w+_c$")
+NO_F08 = {"Register_datarep_c"}
 # Subroutines without the IERROR argument (MPI 3.1 section 14.2.4).
 NO_IERROR = {"Pcontrol"}
 
@@ -70,6 +76,7 @@ def parse_params(fn, args):
 
 CALLBACK_KINDS = {
     "MPI_User_function": SameAbiCallback(),
+    "MPI_User_function_c": SameAbiCallback(),
     "MPI_Comm_errhandler_function": SameAbiCallback(),
     "MPI_File_errhandler_function": SameAbiCallback(),
     "MPI_Session_errhandler_function": SameAbiCallback(),
@@ -215,14 +222,17 @@ def functions(parsed):
     out = []
     used = set()
     for ret, name, args in parsed:
-        if C_ONLY.match(name):
+        if C_ONLY.match(name) or name in NO_F08:
             continue
         params, varargs = parse_params(name, args)
         fn = Function(name, ret, params, varargs)
         if fn.is_function and ret not in FORTRAN_TYPES:
             fail(name, f"returns {ret}, which has no Fortran type")
         for p in params:
-            key = next((k for k in (f"{name}.{p.name}", f"*.{p.name}") if k in ANNOTATIONS), None)
+            # A large-count form takes its int form's annotations.
+            base = name[:-2] if LARGE_COUNT.match(name) else name
+            key = next((k for k in (f"{name}.{p.name}", f"{base}.{p.name}", f"*.{p.name}")
+                        if k in ANNOTATIONS), None)
             if key:
                 used.add(key)
                 fn.kinds[p.name] = ANNOTATIONS[key]

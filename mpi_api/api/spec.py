@@ -326,6 +326,10 @@ MPI_Message MPI_Message_f2c(MPI_Fint message);
 MPI_Fint MPI_Message_c2f(MPI_Message message);
 int MPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status);
 int MPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status);
+int MPI_Status_f082c(const MPI_F08_status *f08_status, MPI_Status *c_status);
+int MPI_Status_c2f08(const MPI_Status *c_status, MPI_F08_status *f08_status);
+int MPI_Status_f082f(const MPI_F08_status *f08_status, MPI_Fint *f_status);
+int MPI_Status_f2f08(const MPI_Fint *f_status, MPI_F08_status *f08_status);
 int MPI_Comm_rank(MPI_Comm comm, int *rank);
 int MPI_Comm_size(MPI_Comm comm, int *size);
 int MPI_Error_string(int errorcode, char *string, int *resultlen);
@@ -759,8 +763,8 @@ int MPI_Parrived(MPI_Request request, int partition, int *flag);
 FUNCTIONS += MPI4_FUNCTIONS
 
 # Large counts (MPI 4.0 section 2.5.8 and the "_c" bindings of every chapter):
-# MPI_Count counts, MPI_Aint displacements in v and w collectives. C only (in
-# MPI 4 Fortran has them in mpi_f08 alone, which we do not provide).
+# MPI_Count counts, MPI_Aint displacements in v and w collectives. In C, and in
+# Fortran through mpi_f08 alone, as MPI 4 has them (gen_f08.py).
 MPI4_LARGE_COUNT_FUNCTIONS = """
 # Point-to-point and status
 int MPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);

@@ -40,6 +40,32 @@ int PMPI_Status_c2f(const MPI_Status* c_status, MPI_Fint* f_status) {
     return MPI_SUCCESS;
 }
 
+// An mpi_f08 status has the words of a Fortran one (mpi.h).
+static_assert(sizeof(MPI_F08_status) == sizeof(MPI_Status), "MPI_F08_status layout");
+
+static int copy_status(const void* from, void* to, const void* ignored) {
+    if (!from || !to || to == ignored || from == ignored)
+        return raise(nullptr, make_error(MPI_ERR_ARG, "a status argument is NULL or ignored"));
+    memcpy(to, from, sizeof(MPI_Status));
+    return MPI_SUCCESS;
+}
+
+int PMPI_Status_f082c(const MPI_F08_status* f08_status, MPI_Status* c_status) {
+    return copy_status(f08_status, c_status, MPI_STATUS_IGNORE);
+}
+
+int PMPI_Status_c2f08(const MPI_Status* c_status, MPI_F08_status* f08_status) {
+    return copy_status(c_status, f08_status, MPI_STATUS_IGNORE);
+}
+
+int PMPI_Status_f082f(const MPI_F08_status* f08_status, MPI_Fint* f_status) {
+    return copy_status(f08_status, f_status, nullptr);
+}
+
+int PMPI_Status_f2f08(const MPI_Fint* f_status, MPI_F08_status* f08_status) {
+    return copy_status(f_status, f08_status, nullptr);
+}
+
 // MPI_F_STATUS_IGNORE and MPI_F_STATUSES_IGNORE come from the Fortran
 // bindings (mpi_api/fortran) when they are built; without them, no Fortran
 // status exists to compare with, and these stand in.
@@ -67,3 +93,7 @@ MPC_WEAK_CONVERSIONS(File)
 MPC_WEAK_CONVERSIONS(Message)
 MPC_WEAK_CONVERSIONS(Session)
 MPC_WEAK_CONVERSIONS(Status)
+MPC_WEAK(MPI_Status_f082c)
+MPC_WEAK(MPI_Status_c2f08)
+MPC_WEAK(MPI_Status_f082f)
+MPC_WEAK(MPI_Status_f2f08)
