@@ -230,6 +230,38 @@ class StringOut(Kind):
         return [f"CHARACTER(LEN=*) :: {p.name}"]
 
 
+class StringArrayIn(Kind):
+    """CHARACTER*(*) ARRAY(*) (MPI_COMM_SPAWN's ARGV and COMMANDS): the
+    function's `count` strings, or those before the first blank one."""
+    def __init__(self, count=None):
+        self.count = count
+
+    def params(self, p, fn):
+        return [f"const char* {p.name}"]
+
+    def hidden(self, p):
+        return [f"size_t {p.name}_len"]
+
+    def pre(self, p, fn):
+        count = f", *{self.count}" if self.count else ""
+        return [f"f::InStringArray {p.name}_s({p.name}, {p.name}_len{count});"]
+
+    def arg(self, p, fn):
+        return f"{p.name}_s.get()"
+
+    def fortran(self, p):
+        return [f"CHARACTER(LEN=*) :: {p.name}(*)"]
+
+
+class ArgvsIn(StringArrayIn):
+    """MPI_COMM_SPAWN_MULTIPLE's CHARACTER*(*) ARRAY_OF_ARGV(COUNT, *)."""
+    def pre(self, p, fn):
+        return [f"f::InArgvs {p.name}_s({p.name}, {p.name}_len, *{self.count});"]
+
+    def fortran(self, p):
+        return [f"CHARACTER(LEN=*) :: {p.name}({self.count},*)"]
+
+
 class FortranBuflen(Kind):
     """MPI_INFO_GET_STRING's BUFLEN (INOUT): a length in characters in Fortran,
     the size of a buffer with its NUL in C; C's buffer is `{name}_c` bytes."""

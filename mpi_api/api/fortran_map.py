@@ -12,11 +12,12 @@ import re
 import sys
 from dataclasses import dataclass, field
 
-from fortran_kinds import (FORTRAN_TYPES, AddressOut, AttrCallback, AttrCallbackInt, AttrIn,
-                           AttrInInt, AttrOut, AttrOutInt, Buffer, DatarepCallback, DatarepState,
+from fortran_kinds import (FORTRAN_TYPES, AddressOut, ArgvsIn, AttrCallback, AttrCallbackInt,
+                           AttrIn, AttrInInt, AttrOut, AttrOutInt, Buffer, DatarepCallback, DatarepState,
                            DetachedAddress, Drop, FortranBuflen, FortranIndex, FortranIndices, GrequestCallback,
                            GrequestState, KeyvalState, KeyvalStateInt, Logical, Pointer,
-                           SameAbiCallback, Sentinel, Status, Statuses, StringIn, StringOut, Value,
+                           SameAbiCallback, Sentinel, Status, Statuses, StringArrayIn, StringIn,
+                           StringOut, Value,
                            fail)
 
 # void* parameters that are choice buffers (any other void* needs an annotation:
@@ -120,6 +121,12 @@ ANNOTATIONS = {
     "Info_get.value": StringOut("f::capacity_for(*valuelen)"),
     "Info_get_nthkey.key": StringOut("MPI_MAX_INFO_KEY"),
     "File_get_view.datarep": StringOut("MPI_MAX_DATAREP_STRING"),
+    "Open_port.port_name": StringOut("MPI_MAX_PORT_NAME"),
+    "Lookup_name.port_name": StringOut("MPI_MAX_PORT_NAME"),
+    # MPI_COMM_SPAWN's argument lists.
+    "Comm_spawn.argv": StringArrayIn(),
+    "Comm_spawn_multiple.array_of_commands": StringArrayIn("count"),
+    "Comm_spawn_multiple.array_of_argv": ArgvsIn("count"),
     "Register_datarep.extra_state": DatarepState(),
     "Info_set.key": StringIn(trim_leading=True), "Info_set.value": StringIn(trim_leading=True),
     "Info_get.key": StringIn(trim_leading=True),

@@ -131,7 +131,7 @@ def status_type(fields, status_bytes):
             f"    integer :: mpc_internal({rest})", "  end type MPI_Status"]
 
 
-def module(consts, fns, large, wrap, sentinels, sentinel_block, argv_block, fields,
+def module(consts, fns, large, wrap, sentinels, sentinel_block, argv, fields,
            status_bytes, logical_consts, null_procedures, sizeof_lines, sync_reg_lines, header):
     """mpi_f08.f90. consts are the mpi module's (name, value) INTEGER
     constants; large maps a routine's name to its large-count form."""
@@ -165,7 +165,7 @@ def module(consts, fns, large, wrap, sentinels, sentinel_block, argv_block, fiel
         else:
             lines.append(f"  integer :: {n}{d}")
     lines += wrap(f"common /{sentinel_block}/ ", [n for n, _, _ in sentinels], "  ", parens=False)
-    lines += ["  character(len=1) :: MPI_ARGV_NULL(1)", f"  common /{argv_block}/ MPI_ARGV_NULL"]
+    lines += argv
     # Callbacks.
     lines.append("  abstract interface")
     for name, args, decls in ABSTRACT:

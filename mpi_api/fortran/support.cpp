@@ -4,6 +4,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <deque>
@@ -20,7 +21,18 @@ extern "C" {
 __attribute__((visibility("default"))) mpc::mpi::fortran::SentinelBlock mpi_fortran_sentinels_{};
 }
 
+// MPI_ARGVS_NULL's COMMON block, likewise (the program's takes precedence).
+extern "C" {
+__attribute__((visibility("default"))) char mpi_fortran_argvs_null_[1] = {' '};
+}
+
 namespace mpc::mpi::fortran {
+
+bool is_argvs_null(const void* p) {
+    RankState* rank = current_rank();
+    if (rank && rank->image) return p == dlsym(rank->image, "mpi_fortran_argvs_null_");
+    return p == mpi_fortran_argvs_null_;
+}
 
 const SentinelBlock& sentinels() {
     RankState* rank = current_rank();
@@ -53,6 +65,41 @@ InString::InString(const char* s, size_t len, bool trim_leading) {
     if (trim_leading)
         while (begin < end && s[begin] == ' ') ++begin;
     text_.assign(s + begin, end - begin);
+}
+
+namespace {
+// Blank: spaces, or the NULs of a COMMON block nobody wrote (MPI_ARGV_NULL).
+bool blank(const char* s, size_t len) {
+    for (size_t k = 0; k < len; ++k)
+        if (s[k] != ' ' && s[k] != '\0') return false;
+    return true;
+}
+}  // namespace
+
+InStringArray::InStringArray(const char* s, size_t len, int count) {
+    for (int k = 0; count < 0 || k < count; ++k) {
+        const char* item = s + static_cast<size_t>(k) * len;
+        if (count < 0 && blank(item, len)) break;
+        text_.push_back(InString(item, len).c_str());
+    }
+    for (auto& t : text_) ptrs_.push_back(t.data());
+    ptrs_.push_back(nullptr);
+}
+
+InArgvs::InArgvs(const char* s, size_t len, int count)
+    : text_(static_cast<size_t>(std::max(count, 0))), ptrs_(text_.size()) {
+    if (is_argvs_null(s)) return;  // get(): null, C's MPI_ARGVS_NULL
+    // Element (i, j) of a column-major COUNT x * array.
+    for (size_t i = 0; i < text_.size(); ++i) {
+        for (size_t j = 0;; ++j) {
+            const char* item = s + (j * text_.size() + i) * len;
+            if (blank(item, len)) break;
+            text_[i].push_back(InString(item, len).c_str());
+        }
+        for (auto& t : text_[i]) ptrs_[i].push_back(t.data());
+        ptrs_[i].push_back(nullptr);
+        lists_.push_back(ptrs_[i].data());
+    }
 }
 
 void OutString::store() const {

@@ -80,6 +80,35 @@ private:
     std::string text_;
 };
 
+// CHARACTER*(*) ARRAY(*) of MPI_COMM_SPAWN's ARGV and COMMANDS: `count`
+// strings, or (count < 0) those before the first blank one, trailing blanks
+// dropped, as a null-terminated char* array. MPI_ARGV_NULL (blank) is empty.
+class InStringArray {
+public:
+    InStringArray(const char* s, size_t len, int count = -1);
+    char** get() { return ptrs_.data(); }
+
+private:
+    std::vector<std::string> text_;
+    std::vector<char*> ptrs_;
+};
+
+// Whether p is the calling rank's MPI_ARGVS_NULL.
+bool is_argvs_null(const void* p);
+
+// MPI_COMM_SPAWN_MULTIPLE's CHARACTER*(*) ARRAY_OF_ARGV(COUNT, *): command
+// i's arguments are row i, up to its first blank one; MPI_ARGVS_NULL is C's.
+class InArgvs {
+public:
+    InArgvs(const char* s, size_t len, int count);
+    char*** get() { return lists_.empty() ? nullptr : lists_.data(); }
+
+private:
+    std::vector<std::vector<std::string>> text_;
+    std::vector<std::vector<char*>> ptrs_;
+    std::vector<char**> lists_;
+};
+
 // A CHARACTER*(*) output: C writes into a buffer of `capacity` bytes; store()
 // copies the result blank-padded (and truncated) into the Fortran string.
 class OutString {

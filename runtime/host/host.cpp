@@ -25,6 +25,7 @@
 #include "mpi_api/progress.hpp"
 #include "mpi_api/progress_engine.hpp"
 #include "mpi_api/rank.hpp"
+#include "runtime/auth.hpp"
 #include "runtime/bootstrap.hpp"
 #include "runtime/env.hpp"
 #include "runtime/log.hpp"
@@ -192,6 +193,19 @@ std::vector<int> core_block(const HostShare& share, const std::vector<int>& allo
     return block;
 }
 
+// A digest of the job's secret (which must not leave the job), for
+// MPI_Comm_join to recognise a rank of the same job across a socket.
+uint64_t job_token(const runtime::auth::Secret& secret) {
+    runtime::auth::Sha256 h;
+    h.update(secret.bytes.data(), secret.bytes.size());
+    static constexpr char kLabel[] = "fibermpi MPI_Comm_join";
+    h.update(kLabel, sizeof(kLabel) - 1);
+    const runtime::auth::Digest d = h.finish();
+    uint64_t token;
+    memcpy(&token, d.data(), sizeof(token));
+    return token;
+}
+
 void vp_start(int vp) {
     setup_signal_stack();
     start_openmp_vp(vp);
@@ -224,6 +238,8 @@ int run(MainFn user_main, int argc, char** argv, char** envp) {
     sched::Options opts;
     // A fence: every node process takes part, whatever its MPC_CORES says.
     const HostShare share = host_share(*boot);
+    // After that fence: under other launchers the secret travels in it.
+    mpi::world().job_token = job_token(boot->job_secret());
     opts.bind = runtime::env::get_bool("MPC_BIND", true);
     opts.cores = parse_cores(runtime::env::get("MPC_CORES"));
     if (opts.cores.empty()) {

@@ -19,7 +19,9 @@
 ! MPI_Win_shared_query, MPI_Win_lock_all / sync / unlock_all; MPI_Wtime /
 ! MPI_Wtick; MPI_Sizeof; MPI_Status_f082f / MPI_Status_f2f08, and C handed
 ! a TYPE(MPI_Status) (MPI_Status_f082c / c2f08, MPI_F08_STATUS_IGNORE,
-! f08_misc_c.c); handles rebuilt
+! f08_misc_c.c); chapter 11 (MPI_Comm_spawn and MPI_Comm_spawn_multiple
+! refused with MPI_ERR_SPAWN, their CHARACTER lists passed; a port opened,
+! published, looked up, unpublished and closed); handles rebuilt
 ! from their MPI_VAL component and used with the mpi module; MPI-IO
 ! (MPI_File_open with MPI_MODE_DELETE_ON_CLOSE, MPI_File_write_at /
 ! MPI_File_read_at with INTEGER(KIND=MPI_OFFSET_KIND) offsets, MPI_File_close).
@@ -90,6 +92,7 @@ program f08_misc
   call handles()
   call file_io()
   call status_to_c()
+  call dynamic()
   if (rank == 0) write (*, '(a)') 'f08_misc: OK'
   call MPI_Finalize()
 
@@ -636,5 +639,62 @@ contains
     call check_int(c_f08_status(MPI_STATUS_IGNORE), -4, &
                    'MPI_F08_STATUS_IGNORE is not mpi_f08''s MPI_STATUS_IGNORE')
   end subroutine status_to_c
+
+  ! Chapter 11: no process can be added to the job (MPI_ERR_SPAWN, with
+  ! argument lists as CHARACTER arrays, MPI_ARGV_NULL and MPI_ARGVS_NULL);
+  ! ports and names within it.
+  subroutine dynamic()
+    character(len=MPI_MAX_PORT_NAME) :: port, found
+    character(len=8) :: args(3), cmds(2), argvs(2, 2)
+    character(len=32) :: svc
+    integer :: codes(4), maxprocs(2), cls
+    type(MPI_Info) :: infos(2)
+    type(MPI_Comm) :: inter
+    call MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN)
+    args = [character(len=8) :: '-v', 'x', ' ']
+    codes = 0
+    call MPI_Comm_spawn('./worker', args, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, inter, codes, ierr)
+    call MPI_Error_class(ierr, cls)
+    call check_int(cls, MPI_ERR_SPAWN, 'MPI_Comm_spawn: error class')
+    call check(inter == MPI_COMM_NULL, 'MPI_Comm_spawn: intercomm not MPI_COMM_NULL')
+    if (rank == 0) call check(all(codes(1:2) == MPI_ERR_SPAWN), 'MPI_Comm_spawn: errcodes')
+    call MPI_Comm_spawn('./worker', MPI_ARGV_NULL, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD, inter, &
+                        MPI_ERRCODES_IGNORE, ierr)
+    call MPI_Error_class(ierr, cls)
+    call check_int(cls, MPI_ERR_SPAWN, 'MPI_Comm_spawn (MPI_ARGV_NULL): error class')
+    cmds = [character(len=8) :: './a', './b']
+    argvs = ' '
+    argvs(1, 1) = '-q'
+    maxprocs = [1, 2]
+    infos = MPI_INFO_NULL
+    call MPI_Comm_spawn_multiple(2, cmds, argvs, maxprocs, infos, 0, MPI_COMM_WORLD, inter, codes, &
+                                 ierr)
+    call MPI_Error_class(ierr, cls)
+    call check_int(cls, MPI_ERR_SPAWN, 'MPI_Comm_spawn_multiple: error class')
+    if (rank == 0) call check(all(codes(1:3) == MPI_ERR_SPAWN), 'MPI_Comm_spawn_multiple: errcodes')
+    call MPI_Comm_spawn_multiple(2, cmds, MPI_ARGVS_NULL, maxprocs, infos, 0, MPI_COMM_WORLD, &
+                                 inter, MPI_ERRCODES_IGNORE, ierr)
+    call MPI_Error_class(ierr, cls)
+    call check_int(cls, MPI_ERR_SPAWN, 'MPI_Comm_spawn_multiple (MPI_ARGVS_NULL): error class')
+
+    call MPI_Open_port(MPI_INFO_NULL, port, ierr)
+    call check_int(ierr, MPI_SUCCESS, 'MPI_Open_port ierror')
+    call check(len_trim(port) > 0, 'MPI_Open_port: empty port name')
+    write (svc, '(a,i0)') 'f08-misc-', rank
+    call MPI_Publish_name(svc, MPI_INFO_NULL, port)
+    found = 'none'
+    call MPI_Lookup_name(svc, MPI_INFO_NULL, found, ierr)
+    call check_int(ierr, MPI_SUCCESS, 'MPI_Lookup_name ierror')
+    call check(found == port, 'MPI_Lookup_name: not the published port')
+    call MPI_Unpublish_name(svc, MPI_INFO_NULL, port)
+    call MPI_Lookup_name(svc, MPI_INFO_NULL, found, ierr)
+    call MPI_Error_class(ierr, cls)
+    call check_int(cls, MPI_ERR_NAME, 'MPI_Lookup_name after unpublishing: error class')
+    call MPI_Close_port(port)
+    call MPI_Close_port(port, ierr)
+    call MPI_Error_class(ierr, cls)
+    call check_int(cls, MPI_ERR_PORT, 'MPI_Close_port twice: error class')
+    call MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL)
+  end subroutine dynamic
 
 end program f08_misc

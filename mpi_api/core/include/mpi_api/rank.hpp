@@ -189,6 +189,10 @@ struct World {
     std::string processor_name;
     int universe_size = 1;
     int appnum = 0;
+    // Equal in every node process of the job and, with overwhelming
+    // probability, different in any other job: MPI_Comm_join tells with it
+    // whether the process at the socket's other end is one of ours.
+    uint64_t job_token = 0;
 
     RankState* local(int world_rank) const { return local_of[static_cast<size_t>(world_rank)]; }
 };
