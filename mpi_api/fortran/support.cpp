@@ -23,7 +23,8 @@ __attribute__((visibility("default"))) mpc::mpi::fortran::SentinelBlock mpi_fort
 
 // MPI_ARGVS_NULL's COMMON block, likewise (the program's takes precedence).
 extern "C" {
-__attribute__((visibility("default"))) char mpi_fortran_argvs_null_[1] = {' '};
+// Aligned as gfortran aligns COMMON blocks (the linker warns otherwise).
+__attribute__((visibility("default"), aligned(16))) char mpi_fortran_argvs_null_[1] = {' '};
 }
 
 namespace mpc::mpi::fortran {
