@@ -66,6 +66,11 @@ class Kind:
         return self.fortran(p)
 
 
+def intent_in(decls):
+    """INTENT(IN) added to declarations ("TYPE :: name")."""
+    return [d.replace(" :: ", ", INTENT(IN) :: ", 1) for d in decls]
+
+
 class Value(Kind):
     """A scalar passed by value in C: Fortran passes it by reference."""
     def params(self, p, fn):
@@ -74,9 +79,14 @@ class Value(Kind):
     def arg(self, p, fn):
         return f"*{p.name}"
 
+    def f08(self, p):
+        return intent_in(super().f08(p))
+
 
 class Pointer(Kind):
     """Integers, handles and addresses by reference, arrays of them: same layout."""
+    def f08(self, p):
+        return intent_in(super().f08(p)) if p.const else super().f08(p)
 
 
 class Drop(Kind):

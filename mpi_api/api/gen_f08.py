@@ -207,19 +207,22 @@ def module(consts, fns, large, wrap, sentinels, sentinel_block, argv, fields,
             lines += specific(fn, f"PMPI_{fn.name}", wrap)
             lines.append("  end interface")
             continue
-        lines.append(f"  interface MPI_{fn.name}")
-        lines += specific(fn, f"MPI_{fn.name}_f08", wrap)
-        big = large.get(fn.name)
-        if big and distinct(fn, big):
-            lines += specific(big, f"MPI_{fn.name}_f08c", wrap)
-        lines.append(f"  end interface MPI_{fn.name}")
+        # The profiling names too (MPI 4.1 section 15.2.6): PMPI_X, PMPI_X_f08.
+        for prefix in ("MPI", "PMPI"):
+            lines.append(f"  interface {prefix}_{fn.name}")
+            lines += specific(fn, f"{prefix}_{fn.name}_f08", wrap)
+            big = large.get(fn.name)
+            if big and distinct(fn, big):
+                lines += specific(big, f"{prefix}_{fn.name}_f08c", wrap)
+            lines.append(f"  end interface {prefix}_{fn.name}")
     # Large-count forms a generic cannot tell apart: by their own name.
     for name, big in large.items():
         small = next((f for f in fns if f.name == name), None)
         if small is None or not distinct(small, big):
-            lines.append(f"  interface MPI_{big.name}")
-            lines += specific(big, f"MPI_{big.name}_f08", wrap)
-            lines.append(f"  end interface MPI_{big.name}")
+            for prefix in ("MPI", "PMPI"):
+                lines.append(f"  interface {prefix}_{big.name}")
+                lines += specific(big, f"{prefix}_{big.name}_f08", wrap)
+                lines.append(f"  end interface {prefix}_{big.name}")
     # The status conversions between the mpi module's and mpi_f08's.
     for name, first, second in (("MPI_Status_f2f08", "f_status", "f08_status"),
                                 ("MPI_Status_f082f", "f08_status", "f_status")):

@@ -300,7 +300,8 @@ def wrapper(fn, aliases):
     out += ["    " + b for b in body]
     out.append("}")
     for alias in aliases:
-        out.append(f'__typeof__({fname}) {alias} __attribute__((weak, alias("{fname}")));')
+        weak = "" if alias.startswith("pmpi_") else "weak, "
+        out.append(f'__typeof__({fname}) {alias} __attribute__(({weak}alias("{fname}")));')
     return out + [""]
 
 
@@ -332,14 +333,18 @@ def callback_adapter(ctype, name):
 
 
 def f08_aliases(fn, large_of):
-    """The symbols of fn's wrapper: mpif.h's, and its mpi_f08 specific's."""
+    """The symbols of fn's wrapper: mpif.h's, and its mpi_f08 specifics'
+    (MPI_X_f08 and the profiling name PMPI_X_f08; the pmpi_x_f08_ ones are
+    strong, as pmpi_x_ is)."""
     name = fn.name.lower()
     if fm.LARGE_COUNT.match(fn.name):
         small = large_of.get(fn.name[:-2])
-        if small is not None and gen_f08.distinct(small, fn):
-            return [f"mpi_{name[:-2]}_f08c_"]
-        return [f"mpi_{name}_f08_"]
-    return [f"mpi_{name}_"] + ([] if fn.is_function else [f"mpi_{name}_f08_"])
+        f08 = f"{name[:-2]}_f08c_" if small is not None and gen_f08.distinct(small, fn) else \
+            f"{name}_f08_"
+        return [f"mpi_{f08}", f"pmpi_{f08}"]
+    if fn.is_function:
+        return [f"mpi_{name}_"]
+    return [f"mpi_{name}_", f"mpi_{name}_f08_", f"pmpi_{name}_f08_"]
 
 
 def bindings_cpp(fns, small_of):
