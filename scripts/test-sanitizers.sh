@@ -140,6 +140,8 @@ comm_dup_threads n4
 thread_wakeup n4
 thread_wakeup N2 wait
 comm_disconnect n3
+dynamic N2 collaborative
+dynamic n4
 types_f90 n3
 attrs_mpi1 n2
 bsend_buffer n2

@@ -233,6 +233,9 @@ const std::map<std::string, Pmi2Server::Handler>& Pmi2Server::handlers() {
         {"kvs-put", &Pmi2Server::on_kvs_put},
         {"kvs-fence", &Pmi2Server::on_kvs_fence},
         {"kvs-get", &Pmi2Server::on_kvs_get},
+        {"name-publish", &Pmi2Server::on_name_publish},
+        {"name-unpublish", &Pmi2Server::on_name_unpublish},
+        {"name-lookup", &Pmi2Server::on_name_lookup},
         {"abort", &Pmi2Server::on_abort},
         {"finalize", &Pmi2Server::on_finalize},
     };
@@ -342,6 +345,39 @@ void Pmi2Server::on_kvs_get(int client, const Message& m) {
     auto it = kvs_.find(m.get("key"));
     resp.add_bool("found", it != kvs_.end());
     if (it != kvs_.end()) resp.add("value", it->second);
+    reply(client, std::move(resp), m);
+}
+
+// The job's name service (MPI_Publish_name): names and ports as the clients
+// encoded them, opaque here.
+void Pmi2Server::on_name_publish(int client, const Message& m) {
+    Message resp("name-publish-response");
+    const std::string* name = m.find("name");
+    const std::string* port = m.find("port");
+    if (!name || !port)
+        resp.add_int("rc", 1).add("errmsg", "name-publish needs a name and a port");
+    else if (!names_.emplace(*name, *port).second)
+        resp.add_int("rc", 1).add("errmsg", "the name is published already");
+    else
+        resp.add_int("rc", 0);
+    reply(client, std::move(resp), m);
+}
+
+void Pmi2Server::on_name_unpublish(int client, const Message& m) {
+    Message resp("name-unpublish-response");
+    if (names_.erase(m.get("name")))
+        resp.add_int("rc", 0);
+    else
+        resp.add_int("rc", 1).add("errmsg", "the name is not published");
+    reply(client, std::move(resp), m);
+}
+
+void Pmi2Server::on_name_lookup(int client, const Message& m) {
+    Message resp("name-lookup-response");
+    resp.add_int("rc", 0);
+    auto it = names_.find(m.get("name"));
+    resp.add_bool("found", it != names_.end());
+    if (it != names_.end()) resp.add("port", it->second);
     reply(client, std::move(resp), m);
 }
 

@@ -175,6 +175,9 @@ class Pmi2Server {
     void on_kvs_put(int client, const runtime::pmi2::Message& m);
     void on_kvs_fence(int client, const runtime::pmi2::Message& m);
     void on_kvs_get(int client, const runtime::pmi2::Message& m);
+    void on_name_publish(int client, const runtime::pmi2::Message& m);
+    void on_name_unpublish(int client, const runtime::pmi2::Message& m);
+    void on_name_lookup(int client, const runtime::pmi2::Message& m);
     void on_abort(int client, const runtime::pmi2::Message& m);
     void on_finalize(int client, const runtime::pmi2::Message& m);
 
@@ -188,6 +191,7 @@ class Pmi2Server {
     int refused_ = 0;
     std::map<std::string, std::string> attrs_;
     std::map<std::string, std::string> kvs_;
+    std::map<std::string, std::string> names_;  // MPI_Publish_name's
     std::vector<Event> events_;
 };
 

@@ -9,9 +9,9 @@
 //   world's collective context, internal tag); then both groups run
 //   MPI_Intercomm_create's protocol over the world communicator, their roots
 //   as leaders, with a tag made from the port.
-// - Names (MPI_Publish_name, MPI_Lookup_name, MPI_Unpublish_name) are
-//   published for the ranks of this node process: a lookup from another
-//   node process does not find them (MPI_ERR_NAME).
+// - Names (MPI_Publish_name, MPI_Lookup_name, MPI_Unpublish_name) go to the
+//   launcher's name service (process.hpp's NameService: PMI-2 name-publish
+//   and friends, which mpcrun and hydra serve), for the whole job.
 // - MPI_Comm_join: both ends write their world rank and the job's token
 //   (process.hpp) into the socket; two ranks of this job then make an
 //   intercommunicator over the world communicator, as above. A process of
@@ -33,6 +33,7 @@
 #include "mpi_api/datatype.hpp"
 #include "mpi_api/internal_coll.hpp"
 #include "mpi_api/p2p.hpp"
+#include "mpi_api/process.hpp"
 #include "mpi_api/rank.hpp"
 #include "object_checks.hpp"
 #include "scheduler/scheduler.hpp"
@@ -125,11 +126,6 @@ int meet(RankState* me, const char* port_name, MPI_Info info, int root, MPI_Comm
     return MPI_SUCCESS;
 }
 
-// ---- Names -------------------------------------------------------------------------
-
-std::mutex g_names_lock;
-std::map<std::string, std::string> g_names;  // service -> port, in this node process
-
 // ---- Join --------------------------------------------------------------------------
 
 // What each end of MPI_Comm_join's socket writes.
@@ -166,6 +162,11 @@ bool transfer(int fd, void* p, size_t len, bool out) {
         len -= static_cast<size_t>(n);
     }
     return true;
+}
+
+// No host set a name service (a program outside mpcrun's runtime).
+int no_service(int cls) {
+    return make_error(cls, "no name service: MPI_Publish_name needs the host's bootstrap");
 }
 
 }  // namespace
@@ -288,10 +289,12 @@ int PMPI_Publish_name(const char* service_name, MPI_Info info, const char* port_
     if (!service_name || !*service_name)
         return raise(nullptr, make_error(MPI_ERR_SERVICE, "an empty service name"));
     if (!port_name) return raise(nullptr, make_error(MPI_ERR_PORT, "port_name is NULL"));
-    std::lock_guard<std::mutex> g(g_names_lock);
-    if (!g_names.emplace(service_name, port_name).second)
-        return raise(nullptr, make_error(MPI_ERR_SERVICE, "service '%s' is published already",
-                                         service_name));
+    const NameService* names = name_service();
+    if (!names) return raise(nullptr, no_service(MPI_ERR_SERVICE));
+    std::string error;
+    if (!names->publish(service_name, port_name, &error))
+        return raise(nullptr, make_error(MPI_ERR_SERVICE, "publishing service '%s': %s",
+                                         service_name, error.c_str()));
     return MPI_SUCCESS;
 }
 
@@ -299,13 +302,14 @@ int PMPI_Unpublish_name(const char* service_name, MPI_Info info, const char* por
     MPC_ENTER_ACTIVE(Unpublish_name);
     Info* i = nullptr;
     if (int e = check_info_arg(info, &i)) return raise(nullptr, e);
-    std::lock_guard<std::mutex> g(g_names_lock);
-    auto it = service_name ? g_names.find(service_name) : g_names.end();
-    if (it == g_names.end() || !port_name || it->second != port_name)
-        return raise(nullptr, make_error(MPI_ERR_SERVICE,
-                                         "service '%s' is not published with that port",
-                                         service_name ? service_name : "(null)"));
-    g_names.erase(it);
+    if (!service_name || !port_name)
+        return raise(nullptr, make_error(MPI_ERR_SERVICE, "service_name or port_name is NULL"));
+    const NameService* names = name_service();
+    if (!names) return raise(nullptr, no_service(MPI_ERR_SERVICE));
+    std::string error;
+    if (!names->unpublish(service_name, &error))
+        return raise(nullptr, make_error(MPI_ERR_SERVICE, "unpublishing service '%s': %s",
+                                         service_name, error.c_str()));
     return MPI_SUCCESS;
 }
 
@@ -314,15 +318,18 @@ int PMPI_Lookup_name(const char* service_name, MPI_Info info, char* port_name) {
     Info* i = nullptr;
     if (int e = check_info_arg(info, &i)) return raise(nullptr, e);
     if (int e = check_not_null(port_name, "port_name")) return raise(nullptr, e);
-    std::lock_guard<std::mutex> g(g_names_lock);
-    auto it = service_name ? g_names.find(service_name) : g_names.end();
-    if (it == g_names.end())
-        return raise(nullptr, make_error(MPI_ERR_NAME,
-                                         "service '%s' is not published in this node process "
-                                         "(names are seen by the ranks of the node process "
-                                         "that published them)",
-                                         service_name ? service_name : "(null)"));
-    snprintf(port_name, MPI_MAX_PORT_NAME, "%s", it->second.c_str());
+    if (!service_name) return raise(nullptr, make_error(MPI_ERR_NAME, "service_name is NULL"));
+    const NameService* names = name_service();
+    if (!names) return raise(nullptr, no_service(MPI_ERR_NAME));
+    std::string port, error;
+    bool found = false;
+    if (!names->lookup(service_name, &port, &found, &error))
+        return raise(nullptr, make_error(MPI_ERR_NAME, "looking up service '%s': %s",
+                                         service_name, error.c_str()));
+    if (!found)
+        return raise(nullptr, make_error(MPI_ERR_NAME, "service '%s' is not published",
+                                         service_name));
+    snprintf(port_name, MPI_MAX_PORT_NAME, "%s", port.c_str());
     return MPI_SUCCESS;
 }
 

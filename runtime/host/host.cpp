@@ -240,6 +240,15 @@ int run(MainFn user_main, int argc, char** argv, char** envp) {
     const HostShare share = host_share(*boot);
     // After that fence: under other launchers the secret travels in it.
     mpi::world().job_token = job_token(boot->job_secret());
+    static const mpi::NameService names = {
+        [](const std::string& n, const std::string& p, std::string* e) {
+            return g_boot->name_publish(n, p, e);
+        },
+        [](const std::string& n, std::string* e) { return g_boot->name_unpublish(n, e); },
+        [](const std::string& n, std::string* p, bool* f, std::string* e) {
+            return g_boot->name_lookup(n, p, f, e);
+        }};
+    mpi::set_name_service(&names);
     opts.bind = runtime::env::get_bool("MPC_BIND", true);
     opts.cores = parse_cores(runtime::env::get("MPC_CORES"));
     if (opts.cores.empty()) {

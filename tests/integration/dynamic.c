@@ -8,8 +8,9 @@
  *   intercommunicator works (remote size and group, an Allreduce across,
  *   Intercomm_merge); MPI_Close_port, and bad or closed ports give
  *   MPI_ERR_PORT on every member;
- * - names: published, looked up, unpublished; an unknown one is MPI_ERR_NAME
- *   or MPI_ERR_SERVICE;
+ * - names: rank 0 publishes its port, the upper half's root (maybe in
+ *   another node process) finds it by MPI_Lookup_name; unpublished, it is
+ *   MPI_ERR_NAME, and unpublishing it again MPI_ERR_SERVICE;
  * - MPI_Comm_join between ranks 0 and 1 over a TCP connection on the loopback
  *   (they may be in two node processes), and a socket whose other end is no
  *   rank of this job refused with MPI_COMM_NULL.
@@ -79,24 +80,18 @@ static void ports(void) {
     MPI_Comm mine;
     MPI_OK(MPI_Comm_split(MPI_COMM_WORLD, low, rank, &mine));
     char port[MPI_MAX_PORT_NAME] = "";
+    int go = 1;
     if (rank == 0) {
         MPI_OK(MPI_Open_port(MPI_INFO_NULL, port));
         CHECK(strlen(port) > 0 && strlen(port) < MPI_MAX_PORT_NAME, "empty port name");
-        /* The name service, as the upper half's root could use it. */
-        char found[MPI_MAX_PORT_NAME] = "";
         MPI_OK(MPI_Publish_name("dynamic-test", MPI_INFO_NULL, port));
-        MPI_OK(MPI_Lookup_name("dynamic-test", MPI_INFO_NULL, found));
-        CHECK(strcmp(found, port) == 0, "Lookup_name: '%s', published '%s'", found, port);
-        MPI_OK(MPI_Unpublish_name("dynamic-test", MPI_INFO_NULL, port));
-        int rc = MPI_Lookup_name("dynamic-test", MPI_INFO_NULL, found);
-        CHECK(error_class(rc) == MPI_ERR_NAME, "Lookup_name after unpublish: class %d",
-              error_class(rc));
-        rc = MPI_Unpublish_name("dynamic-test", MPI_INFO_NULL, port);
-        CHECK(error_class(rc) == MPI_ERR_SERVICE, "Unpublish_name twice: class %d",
-              error_class(rc));
-        if (size > 1) MPI_OK(MPI_Send(port, MPI_MAX_PORT_NAME, MPI_CHAR, half, 0, MPI_COMM_WORLD));
+        int rc = MPI_Publish_name("dynamic-test", MPI_INFO_NULL, port);
+        CHECK(error_class(rc) == MPI_ERR_SERVICE, "Publish_name twice: class %d", error_class(rc));
+        if (size > 1) MPI_OK(MPI_Send(&go, 1, MPI_INT, half, 0, MPI_COMM_WORLD));
     } else if (rank == half) {
-        MPI_OK(MPI_Recv(port, MPI_MAX_PORT_NAME, MPI_CHAR, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        /* Published before the message left rank 0: the job sees it. */
+        MPI_OK(MPI_Recv(&go, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        MPI_OK(MPI_Lookup_name("dynamic-test", MPI_INFO_NULL, port));
     }
     if (size > 1) {
         /* Twice on the same port: a port serves one connection after another. */
@@ -120,7 +115,18 @@ static void ports(void) {
     rc = MPI_Comm_accept("fibermpi-port:0:999999", MPI_INFO_NULL, 0, mine, &inter);
     CHECK(error_class(rc) == MPI_ERR_PORT, "accept on a port never opened: class %d",
           error_class(rc));
+    MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) {
+        char found[MPI_MAX_PORT_NAME] = "";
+        MPI_OK(MPI_Lookup_name("dynamic-test", MPI_INFO_NULL, found));
+        CHECK(strcmp(found, port) == 0, "Lookup_name: '%s', published '%s'", found, port);
+        MPI_OK(MPI_Unpublish_name("dynamic-test", MPI_INFO_NULL, port));
+        rc = MPI_Lookup_name("dynamic-test", MPI_INFO_NULL, found);
+        CHECK(error_class(rc) == MPI_ERR_NAME, "Lookup_name after unpublish: class %d",
+              error_class(rc));
+        rc = MPI_Unpublish_name("dynamic-test", MPI_INFO_NULL, port);
+        CHECK(error_class(rc) == MPI_ERR_SERVICE, "Unpublish_name twice: class %d",
+              error_class(rc));
         MPI_OK(MPI_Close_port(port));
         rc = MPI_Close_port(port);
         CHECK(error_class(rc) == MPI_ERR_PORT, "Close_port twice: class %d", error_class(rc));

@@ -18,6 +18,13 @@ NodeHook g_finalize_hook = nullptr;
 
 void set_finalize_hook(NodeHook hook) { g_finalize_hook = hook; }
 
+namespace {
+const NameService* g_name_service = nullptr;
+}  // namespace
+
+void set_name_service(const NameService* service) { g_name_service = service; }
+const NameService* name_service() { return g_name_service; }
+
 void process_setup(const JobLayout& layout) {
     g_intra_eager_limit = runtime::env::get_size("MPC_INTRA_EAGER", g_intra_eager_limit);
     g_wait_spin_ns = static_cast<int64_t>(

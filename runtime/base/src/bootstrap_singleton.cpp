@@ -1,5 +1,6 @@
 // The bootstrap of a process started on its own (./prog): one node process.
 #include <map>
+#include <mutex>
 
 #include "runtime/bootstrap.hpp"
 #include "runtime/log.hpp"
@@ -32,6 +33,36 @@ private:
 };
 
 }  // namespace
+
+// The singleton's names: it is the whole job.
+namespace {
+std::mutex g_names_lock;
+std::map<std::string, std::string> g_names;
+}  // namespace
+
+bool Bootstrap::name_publish(const std::string& name, const std::string& port,
+                             std::string* error) {
+    std::lock_guard<std::mutex> g(g_names_lock);
+    if (g_names.emplace(name, port).second) return true;
+    *error = "the name is published already";
+    return false;
+}
+
+bool Bootstrap::name_unpublish(const std::string& name, std::string* error) {
+    std::lock_guard<std::mutex> g(g_names_lock);
+    if (g_names.erase(name)) return true;
+    *error = "the name is not published";
+    return false;
+}
+
+bool Bootstrap::name_lookup(const std::string& name, std::string* port, bool* found,
+                            std::string*) {
+    std::lock_guard<std::mutex> g(g_names_lock);
+    auto it = g_names.find(name);
+    *found = it != g_names.end();
+    if (*found) *port = it->second;
+    return true;
+}
 
 std::unique_ptr<Bootstrap> Bootstrap::create() {
     if (auto pmi = make_pmi2_bootstrap()) return pmi;

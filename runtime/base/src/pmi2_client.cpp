@@ -81,6 +81,35 @@ class Client final : public Bootstrap {
 
     void fence() override { call_or_die(Message("kvs-fence"), "kvs-fence-response"); }
 
+    // Names and ports are values (encode_value): any text a program chose.
+    bool name_publish(const std::string& name, const std::string& port,
+                      std::string* error) override {
+        Message req("name-publish"), resp;
+        req.add("name", encode_value(name)).add("port", encode_value(port));
+        std::lock_guard lock(mutex_);
+        return call(req, "name-publish-response", &resp, error);
+    }
+    bool name_unpublish(const std::string& name, std::string* error) override {
+        Message req("name-unpublish"), resp;
+        req.add("name", encode_value(name));
+        std::lock_guard lock(mutex_);
+        return call(req, "name-unpublish-response", &resp, error);
+    }
+    bool name_lookup(const std::string& name, std::string* port, bool* found,
+                     std::string* error) override {
+        Message req("name-lookup"), resp;
+        req.add("name", encode_value(name));
+        std::lock_guard lock(mutex_);
+        // A launcher may answer an unknown name with rc != 0: not found.
+        if (!call(req, "name-lookup-response", &resp, error)) {
+            *found = false;
+            return resp.cmd() == "name-lookup-response";
+        }
+        const std::string* value = resp.find("port");
+        *found = value && decode_value(*value, port);
+        return true;
+    }
+
     std::string get(const std::string& key) override {
         check_key(key);
         Message req("kvs-get");

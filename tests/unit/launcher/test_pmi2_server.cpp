@@ -188,6 +188,28 @@ TEST_CASE("fullinit gives rank, size and the job attributes", "[pmi2][server]") 
     for (auto& b : boots) b->finalize();
 }
 
+TEST_CASE("names published by one client are found by the others", "[pmi2][server]") {
+    ServerThread s(2);
+    auto a = s.connect(0);
+    auto b = s.connect(1);
+    std::string error, port;
+    bool found = true;
+    // Any text: the client encodes what the wire cannot carry.
+    const std::string name = "svc;with=odd chars", value = tricky_value(3);
+    CHECK(a->name_publish(name, value, &error));
+    CHECK_FALSE(b->name_publish(name, "other", &error));
+    CHECK(error.find("published already") != std::string::npos);
+    CHECK(b->name_lookup(name, &port, &found, &error));
+    CHECK(found);
+    CHECK(port == value);
+    CHECK(b->name_unpublish(name, &error));
+    CHECK_FALSE(a->name_unpublish(name, &error));
+    CHECK(a->name_lookup(name, &port, &found, &error));
+    CHECK_FALSE(found);
+    a->finalize();
+    b->finalize();
+}
+
 TEST_CASE("kvs-fence is a barrier after which every put is visible", "[pmi2][server]") {
     constexpr int kClients = 4;
     const bool tcp = GENERATE(false, true);

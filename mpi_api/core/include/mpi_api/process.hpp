@@ -5,9 +5,21 @@
 // and MPI_Finalize each for themselves.
 #pragma once
 
+#include <string>
 #include <vector>
 
 namespace mpc::mpi {
+
+// The job's name service (MPI_Publish_name and friends), which the host
+// sets from its bootstrap: each call as Bootstrap::name_* says
+// (runtime/bootstrap.hpp).
+struct NameService {
+    bool (*publish)(const std::string& name, const std::string& port, std::string* error);
+    bool (*unpublish)(const std::string& name, std::string* error);
+    bool (*lookup)(const std::string& name, std::string* port, bool* found, std::string* error);
+};
+void set_name_service(const NameService* service);
+const NameService* name_service();  // null until the host sets one
 
 struct JobLayout {
     int world_size = 1;

@@ -34,6 +34,16 @@ public:
     // (runtime/handshake.hpp): mpcrun's, or under another launcher the one
     // node process 0 published. Call it after the first fence.
     virtual const auth::Secret& job_secret() = 0;
+    // The job's name service (MPI_Publish_name and friends): the launcher's
+    // (PMI-2 name-publish, name-unpublish, name-lookup), or for a singleton
+    // a table of its own. False with *error when the launcher refuses (a name
+    // published already or not at all, no name service); a lookup that finds
+    // nothing returns true with *found false.
+    virtual bool name_publish(const std::string& name, const std::string& port,
+                              std::string* error);
+    virtual bool name_unpublish(const std::string& name, std::string* error);
+    virtual bool name_lookup(const std::string& name, std::string* port, bool* found,
+                             std::string* error);
     // Asks the launcher to end the whole job.
     virtual void abort(int status, const char* message) = 0;
     virtual void finalize() = 0;
