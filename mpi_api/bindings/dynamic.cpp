@@ -8,12 +8,15 @@
 //   connecting root tells the port's owner its world rank (a message on the
 //   world's collective context, internal tag); then both groups run
 //   MPI_Intercomm_create's protocol over the world communicator, their roots
-//   as leaders, with a tag made from the port.
+//   as leaders, with a tag made from the port (in the internal range, above
+//   what MPI_Comm_create_from_group takes; a program's own
+//   MPI_Intercomm_create over MPI_COMM_WORLD with such a tag at the same
+//   moment between the same ranks could meet it).
 // - Names (MPI_Publish_name, MPI_Lookup_name, MPI_Unpublish_name) go to the
 //   launcher's name service (process.hpp's NameService: PMI-2 name-publish
 //   and friends, which mpcrun and hydra serve), for the whole job.
 // - MPI_Comm_join: both ends write their world rank and the job's token
-//   (process.hpp) into the socket; two ranks of this job then make an
+//   (World::job_token, rank.hpp) into the socket; two ranks of this job then make an
 //   intercommunicator over the world communicator, as above. A process of
 //   another job is refused. The socket is read only when poll says so, the
 //   caller's VP running its other ranks meanwhile.
