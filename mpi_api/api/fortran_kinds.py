@@ -59,6 +59,11 @@ class Kind:
     def fortran(self, p):
         return [f"{FORTRAN_TYPES[p.type]} :: {p.name}{fortran_shape(p)}"]
 
+    def f08_post(self, p, fn):
+        """Statements after the C call that only mpi_f08's wrapper runs: a kind
+        with some gets an f08 wrapper of its own (gen_fortran.py)."""
+        return []
+
     def f08(self, p):
         """Its declaration in the mpi_f08 module (gen_f08.py): handles typed."""
         if p.type in HANDLE_TYPES and self.fortran(p):
@@ -118,15 +123,22 @@ class Buffer(Kind):
 
 
 class DetachedAddress(Buffer):
-    """MPI_BUFFER_DETACH's BUFFER_ADDR: a void** in C that Fortran cannot use."""
+    """MPI_BUFFER_DETACH's BUFFER_ADDR: a void** in C. The mpi module's is a
+    choice buffer, left alone; mpi_f08's a TYPE(C_PTR) that gets the address."""
     def params(self, p, fn):
-        return [f"void* /*{p.name}*/"]
+        return [f"void* {p.name}"]
 
     def pre(self, p, fn):
-        return [f"void* {p.name}_c = nullptr;"]
+        return [f"void* {p.name}_c = nullptr;", f"static_cast<void>({p.name});  // mpif.h: unused"]
 
     def arg(self, p, fn):
         return f"&{p.name}_c"
+
+    def f08_post(self, p, fn):
+        return [f"if (rc == MPI_SUCCESS) *static_cast<void**>({p.name}) = {p.name}_c;"]
+
+    def f08(self, p):
+        return [f"TYPE(C_PTR) :: {p.name}"]
 
 
 class AddressOut(Kind):

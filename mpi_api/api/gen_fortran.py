@@ -272,8 +272,9 @@ def sizeof_bindings():
 
 # ---- fortran_bindings.cpp ----------------------------------------------------------
 
-def wrapper(fn, aliases):
-    """aliases: more names of the wrapper (the mpi_f08 specifics)."""
+def wrapper(fn, aliases, fname=None, f08=False):
+    """aliases: more names of the wrapper (the mpi_f08 specifics); f08: the
+    wrapper of those alone, named fname, with the kinds' f08_post."""
     params, hidden, pre, args, post = [], [], [], [], []
     for p in fn.params:
         k = fn.kind(p)
@@ -281,10 +282,10 @@ def wrapper(fn, aliases):
         hidden += k.hidden(p)
         pre += k.pre(p, fn)
         args.append(k.arg(p, fn))
-        post += k.post(p, fn)
+        post += k.post(p, fn) + (k.f08_post(p, fn) if f08 else [])
     if fn.has_ierror:
         params.append("MPI_Fint* ierror")
-    fname = f"pmpi_{fn.name.lower()}_"
+    fname = fname or f"pmpi_{fn.name.lower()}_"
     ret = fn.ret if fn.is_function else "void"
     call = f"MPI_{fn.name}({', '.join(args)})"
     out = [f"// MPI_{fn.name.upper()}({', '.join(fn.fortran_params()).upper()})",
@@ -332,19 +333,30 @@ def callback_adapter(ctype, name):
     return [f"void {name.lower()}_({sig}) {{", f"    *ierror = {call};", "}", ""]
 
 
-def f08_aliases(fn, large_of):
-    """The symbols of fn's wrapper: mpif.h's, and its mpi_f08 specifics'
-    (MPI_X_f08 and the profiling name PMPI_X_f08; the pmpi_x_f08_ ones are
-    strong, as pmpi_x_ is)."""
+def f08_symbol(fn, large_of):
+    """The symbol of fn's mpi_f08 specific without its mpi_/pmpi_ prefix
+    (MPI_X_f08, or MPI_X_f08c for a large count in its int form's generic),
+    or None (functions keep their mpif.h name)."""
     name = fn.name.lower()
     if fm.LARGE_COUNT.match(fn.name):
         small = large_of.get(fn.name[:-2])
-        f08 = f"{name[:-2]}_f08c_" if small is not None and gen_f08.distinct(small, fn) else \
-            f"{name}_f08_"
-        return [f"mpi_{f08}", f"pmpi_{f08}"]
-    if fn.is_function:
-        return [f"mpi_{name}_"]
-    return [f"mpi_{name}_", f"mpi_{name}_f08_", f"pmpi_{name}_f08_"]
+        if small is not None and gen_f08.distinct(small, fn):
+            return f"{name[:-2]}_f08c_"
+        return f"{name}_f08_"
+    return None if fn.is_function else f"{name}_f08_"
+
+
+def fn_wrappers(fn, large_of):
+    """fn's wrappers: one for mpif.h (mpi_x_, pmpi_x_) that its mpi_f08
+    specific (mpi_x_f08_, strong pmpi_x_f08_ for profiling) shares, unless
+    some argument needs an f08 wrapper of its own (f08_post)."""
+    mpif = [] if fm.LARGE_COUNT.match(fn.name) else [f"mpi_{fn.name.lower()}_"]
+    f08 = f08_symbol(fn, large_of)
+    if f08 is None:
+        return wrapper(fn, mpif)
+    if not any(fn.kind(p).f08_post(p, fn) for p in fn.params):
+        return wrapper(fn, mpif + [f"mpi_{f08}", f"pmpi_{f08}"])
+    return wrapper(fn, mpif) + wrapper(fn, [f"mpi_{f08}"], fname=f"pmpi_{f08}", f08=True)
 
 
 def bindings_cpp(fns, small_of):
@@ -355,7 +367,7 @@ def bindings_cpp(fns, small_of):
              '#include "support.hpp"', "", "namespace f = mpc::mpi::fortran;", "",
              'extern "C" {', ""]
     for fn in fns:
-        lines += wrapper(fn, f08_aliases(fn, small_of))
+        lines += fn_wrappers(fn, small_of)
     lines += ["// mpi_f08's == and /= on handles: every handle is an INTEGER.",
               "MPI_Fint mpi_f08_eq_(const MPI_Fint* a, const MPI_Fint* b) { return *a == *b; }",
               "MPI_Fint mpi_f08_ne_(const MPI_Fint* a, const MPI_Fint* b) { return *a != *b; }"]

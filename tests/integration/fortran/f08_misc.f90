@@ -404,7 +404,29 @@ contains
     call check_real(a(10), dble(nprocs), 0d0, 'MPI_Alloc_mem buffer: last element')
     call MPI_Free_mem(a, ierr)
     call check_int(ierr, MPI_SUCCESS, 'MPI_Free_mem ierror')
+    call detached()
   end subroutine memory
+
+  ! MPI_Buffer_detach gives back the attached buffer's address as a TYPE(C_PTR)
+  ! (and its size), for the int and the large-count form.
+  subroutine detached()
+    character(len=1), allocatable, target :: b(:)
+    type(c_ptr) :: back
+    integer :: n
+    integer(kind=MPI_COUNT_KIND) :: big
+    allocate (b(4096 + MPI_BSEND_OVERHEAD))
+    call MPI_Buffer_attach(b, size(b))
+    back = c_null_ptr
+    call MPI_Buffer_detach(back, n, ierr)
+    call check_int(ierr, MPI_SUCCESS, 'MPI_Buffer_detach ierror')
+    call check(c_associated(back, c_loc(b)), 'MPI_Buffer_detach: not the attached address')
+    call check_int(n, size(b), 'MPI_Buffer_detach: size')
+    call MPI_Buffer_attach(b, size(b))
+    back = c_null_ptr
+    call MPI_Buffer_detach(back, big)
+    call check(c_associated(back, c_loc(b)), 'MPI_Buffer_detach (large count): address')
+    call check(big == size(b), 'MPI_Buffer_detach (large count): size')
+  end subroutine detached
 
   ! MPI_Win_allocate: every rank puts a value into its right neighbour's
   ! window at the slot of its own rank, then gets it back.
