@@ -83,18 +83,34 @@ struct RootSays {
     int peer = 0;
 };
 
+// The checks of a call collective over comm with a root: an
+// intracommunicator, somewhere to put the new communicator, a root in range.
+// Returns the error as raised (through comm's handler), or MPI_SUCCESS.
+int check_rooted(MPI_Comm comm, int root, const void* out, const char* out_name, Comm** c) {
+    if (int e = check_comm(comm, c)) return raise(nullptr, e);
+    MPC_TRY(*c, check_intra(*c));
+    MPC_TRY(*c, check_not_null(out, out_name));
+    if (root < 0 || root >= (*c)->size)
+        return raise(*c, make_error(MPI_ERR_ROOT, "root %d: the communicator has %d ranks", root,
+                                    (*c)->size));
+    return MPI_SUCCESS;
+}
+
+// What MPI_Comm_spawn(_multiple) end with, on every member.
+int spawn_refused(Comm* c, const char* call) {
+    return raise(c, make_error(MPI_ERR_SPAWN,
+                               "%s: fibermpi cannot add processes to a running job (its ranks "
+                               "are fixed at launch; start them all with mpcrun -n)",
+                               call));
+}
+
 // Accept (accepting) or connect: the root checks the port and finds the
 // other root; then every member joins MPI_Intercomm_create's protocol.
 int meet(RankState* me, const char* port_name, MPI_Info info, int root, MPI_Comm comm,
          MPI_Comm* newcomm, bool accepting) {
     Comm* c = nullptr;
     Info* i = nullptr;
-    if (int e = check_comm(comm, &c)) return raise(nullptr, e);
-    MPC_TRY(c, check_intra(c));
-    MPC_TRY(c, check_not_null(newcomm, "newcomm"));
-    if (root < 0 || root >= c->size)
-        return raise(c, make_error(MPI_ERR_ROOT, "root %d: the communicator has %d ranks", root,
-                                   c->size));
+    if (int e = check_rooted(comm, root, newcomm, "newcomm", &c)) return e;
     RootSays says;
     if (c->rank == root) {
         int owner = 0;
@@ -182,12 +198,7 @@ int PMPI_Comm_spawn(const char* command, char* argv[], int maxprocs, MPI_Info in
     (void)argv;
     Comm* c = nullptr;
     Info* i = nullptr;
-    if (int e = check_comm(comm, &c)) return raise(nullptr, e);
-    MPC_TRY(c, check_intra(c));
-    MPC_TRY(c, check_not_null(intercomm, "intercomm"));
-    if (root < 0 || root >= c->size)
-        return raise(c, make_error(MPI_ERR_ROOT, "root %d: the communicator has %d ranks", root,
-                                   c->size));
+    if (int e = check_rooted(comm, root, intercomm, "intercomm", &c)) return e;
     if (c->rank == root) {
         MPC_TRY(c, check_not_null(command, "command"));
         MPC_TRY(c, check_info_arg(info, &i));
@@ -197,11 +208,7 @@ int PMPI_Comm_spawn(const char* command, char* argv[], int maxprocs, MPI_Info in
     *intercomm = MPI_COMM_NULL;
     if (array_of_errcodes && c->rank == root)
         for (int k = 0; k < maxprocs; ++k) array_of_errcodes[k] = MPI_ERR_SPAWN;
-    return raise(c, make_error(MPI_ERR_SPAWN,
-                               "MPI_Comm_spawn of '%s': fibermpi cannot add processes to a "
-                               "running job (its ranks are fixed at launch; start them all "
-                               "with mpcrun -n)",
-                               c->rank == root ? command : "(the root's command)"));
+    return spawn_refused(c, "MPI_Comm_spawn");
 }
 
 int PMPI_Comm_spawn_multiple(int count, char* array_of_commands[], char** array_of_argv[],
@@ -211,12 +218,7 @@ int PMPI_Comm_spawn_multiple(int count, char* array_of_commands[], char** array_
     MPC_ENTER_ACTIVE(Comm_spawn_multiple);
     (void)array_of_argv;
     Comm* c = nullptr;
-    if (int e = check_comm(comm, &c)) return raise(nullptr, e);
-    MPC_TRY(c, check_intra(c));
-    MPC_TRY(c, check_not_null(intercomm, "intercomm"));
-    if (root < 0 || root >= c->size)
-        return raise(c, make_error(MPI_ERR_ROOT, "root %d: the communicator has %d ranks", root,
-                                   c->size));
+    if (int e = check_rooted(comm, root, intercomm, "intercomm", &c)) return e;
     int total = 0;
     if (c->rank == root) {
         if (count <= 0) return raise(c, make_error(MPI_ERR_ARG, "count %d: must be positive", count));
@@ -237,10 +239,7 @@ int PMPI_Comm_spawn_multiple(int count, char* array_of_commands[], char** array_
     *intercomm = MPI_COMM_NULL;
     if (array_of_errcodes)
         for (int k = 0; k < total; ++k) array_of_errcodes[k] = MPI_ERR_SPAWN;
-    return raise(c, make_error(MPI_ERR_SPAWN,
-                               "MPI_Comm_spawn_multiple: fibermpi cannot add processes to a "
-                               "running job (its ranks are fixed at launch; start them all "
-                               "with mpcrun -n)"));
+    return spawn_refused(c, "MPI_Comm_spawn_multiple");
 }
 
 int PMPI_Open_port(MPI_Info info, char* port_name) {
