@@ -356,7 +356,9 @@ def fn_wrappers(fn, large_of):
         return wrapper(fn, mpif)
     if not any(fn.kind(p).f08_post(p, fn) for p in fn.params):
         return wrapper(fn, mpif + [f"mpi_{f08}", f"pmpi_{f08}"])
-    return wrapper(fn, mpif) + wrapper(fn, [f"mpi_{f08}"], fname=f"pmpi_{f08}", f08=True)
+    # (A large-count routine has no mpif.h form: its f08 wrapper is the only one.)
+    return ((wrapper(fn, mpif) if mpif else [])
+            + wrapper(fn, [f"mpi_{f08}"], fname=f"pmpi_{f08}", f08=True))
 
 
 def bindings_cpp(fns, small_of):

@@ -53,10 +53,6 @@ void keep_hints(Comm* c, const Info* i) {
     keep_hints(&c->hints, i);
 }
 
-MPI_Comm handle_of(const Comm* c) {
-    return c ? c->handle : MPI_COMM_NULL;
-}
-
 // MPI_Comm_idup: the duplication runs in a task of the calling rank (the
 // agreement blocks until every member has started its own), on the caller's
 // virtual processor; the request completes when it is done.
@@ -76,7 +72,7 @@ void idup_task(void* p) {
     Comm* n = nullptr;
     const int e = comm_dup_reserved(w->old, w->tags, &n);
     if (n && w->with_info) n->hints = std::move(w->hints);
-    *w->newcomm = handle_of(n);
+    *w->newcomm = handle_or_null(n);
     set_empty_status(&w->request->status);
     if (e)
         complete_with_error(w->request, e);
@@ -114,7 +110,7 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
     if (int e = check_comm(comm, &c)) return raise(nullptr, e);
     MPC_TRY(c, check_not_null(newcomm, "newcomm"));
     MPC_TRY(c, comm_dup(c, &n));
-    *newcomm = handle_of(n);
+    *newcomm = handle_or_null(n);
     return MPI_SUCCESS;
 }
 
@@ -148,7 +144,7 @@ int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
     MPC_TRY(c, comm_dup(c, &n));
     n->hints.clear();
     keep_hints(n, i);
-    *newcomm = handle_of(n);
+    *newcomm = handle_or_null(n);
     return MPI_SUCCESS;
 }
 
@@ -161,7 +157,7 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
         return raise(c,
                      make_error(MPI_ERR_ARG, "color %d: colors are >= 0 or MPI_UNDEFINED", color));
     MPC_TRY(c, comm_split(c, color, key, &n));
-    *newcomm = handle_of(n);
+    *newcomm = handle_or_null(n);
     return MPI_SUCCESS;
 }
 
@@ -206,7 +202,7 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
                                        "_HW_UNGUIDED, _RESOURCE_GUIDED or MPI_UNDEFINED expected",
                                        split_type));
     }
-    *newcomm = handle_of(n);
+    *newcomm = handle_or_null(n);
     return MPI_SUCCESS;
 }
 
@@ -227,7 +223,7 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
     MPC_TRY(c, check_group(group, &g));
     MPC_TRY(c, check_subgroup(c, *g->data));  // of the local group on an intercommunicator
     MPC_TRY(c, comm_create(c, g->data, &n));
-    *newcomm = handle_of(n);
+    *newcomm = handle_or_null(n);
     return MPI_SUCCESS;
 }
 
@@ -242,7 +238,7 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* ne
     MPC_TRY(c, check_tag(tag, false));
     MPC_TRY(c, check_subgroup(c, *g->data));
     MPC_TRY(c, comm_create_group(c, g->data, tag, &n));
-    *newcomm = handle_of(n);
+    *newcomm = handle_or_null(n);
     return MPI_SUCCESS;
 }
 
@@ -379,7 +375,7 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
                                        remote_leader, peer->size));
     }
     MPC_TRY(c, intercomm_create(c, local_leader, peer, remote_leader, tag, &n));
-    *newintercomm = handle_of(n);
+    *newintercomm = handle_or_null(n);
     return MPI_SUCCESS;
 }
 
@@ -391,7 +387,7 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newintracomm) {
     if (!c->is_inter())
         return raise(c, make_error(MPI_ERR_COMM, "MPI_Intercomm_merge needs an intercommunicator"));
     MPC_TRY(c, intercomm_merge(c, high != 0, &n));
-    *newintracomm = handle_of(n);
+    *newintracomm = handle_or_null(n);
     return MPI_SUCCESS;
 }
 

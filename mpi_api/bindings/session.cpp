@@ -99,10 +99,6 @@ void adopt(Comm* n, const Info* info, MPI_Errhandler errhandler) {
             if (k.rfind("mpi_assert_", 0) == 0 && (v == "true" || v == "false")) n->hints[k] = v;
 }
 
-MPI_Comm handle_or_null(const Comm* c) {
-    return c ? c->handle : MPI_COMM_NULL;
-}
-
 }  // namespace
 
 extern "C" {

@@ -42,7 +42,7 @@ int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int p
     MPC_TRY(c, check_not_null(comm_cart, "comm_cart"));
     MPC_TRY(c, check_grid(ndims, dims, periods, c->size, &points));
     MPC_TRY(c, cart_create(c, ndims, dims, periods, &n));
-    *comm_cart = n ? n->handle : MPI_COMM_NULL;
+    *comm_cart = handle_or_null(n);
     return MPI_SUCCESS;
 }
 

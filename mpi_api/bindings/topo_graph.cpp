@@ -71,7 +71,7 @@ int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const in
     MPC_TRY(c, check_not_null(comm_graph, "comm_graph"));
     MPC_TRY(c, check_graph(nnodes, index, edges, c->size));
     MPC_TRY(c, graph_create(c, nnodes, index, edges, &n));
-    *comm_graph = n ? n->handle : MPI_COMM_NULL;
+    *comm_graph = handle_or_null(n);
     return MPI_SUCCESS;
 }
 

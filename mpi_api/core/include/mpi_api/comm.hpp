@@ -74,6 +74,11 @@ Comm* comm_lookup_created(const RankState* me, MPI_Comm handle);
 // The live communicator behind handle whoever owns it, for error messages
 // (ranks of a node process may share globals, hence handles).
 Comm* comm_lookup_any(MPI_Comm handle);
+// c's handle, MPI_COMM_NULL for none (a constructor's result for the ranks
+// left out).
+inline MPI_Comm handle_or_null(const Comm* c) {
+    return c ? c->handle : MPI_COMM_NULL;
+}
 // Sets up the predefined communicators of a rank.
 void comm_init_rank(RankState* rank);
 
