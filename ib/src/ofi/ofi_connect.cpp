@@ -274,7 +274,7 @@ Status OfiDriver::connect_loop(int expected, std::string* error) {
             const char* detail =
                 fi_eq_strerror(eq_.get(), err.prov_errno, nullptr, text, sizeof text);
             *error = "connection" + (conn ? " to node " + std::to_string(conn->peer) : "") +
-                     " failed: " + fi_strerror(err.err) +
+                     " failed: " + lib::strerror(err.err) +
                      (detail ? std::string(" / ") + detail : "");
             return Status::Error;
         }
@@ -328,11 +328,11 @@ bool OfiDriver::connection_lost(int* peer, std::string* why) {
             // Endpoints carry their Connection as context, the listener none.
             auto* conn = err.fid ? static_cast<Connection*>(err.fid->context) : nullptr;
             if (!conn) {
-                runtime::warn("ofi: error on the listening endpoint: %s", fi_strerror(err.err));
+                runtime::warn("ofi: error on the listening endpoint: %s", lib::strerror(err.err));
                 continue;
             }
             *peer = conn->peer;
-            *why = std::string(fi_strerror(err.err)) +
+            *why = std::string(lib::strerror(err.err)) +
                    (detail && *detail ? std::string(" / ") + detail : "");
             return true;
         }

@@ -158,7 +158,7 @@ int OfiDriver::read_send_error(Completion* out) {
     c.buffer = 0;
     c.length = 0;
     c.imm = 0;
-    c.error = std::string(fi_strerror(err.err)) + (detail ? std::string(" / ") + detail : "");
+    c.error = std::string(lib::strerror(err.err)) + (detail ? std::string(" / ") + detail : "");
     if (auto* slot = static_cast<SendSlot*>(err.op_context)) {
         c.type = slot->type;
         c.context = slot->context;
@@ -244,7 +244,7 @@ int OfiDriver::read_recv_error(Completion* out) {
     }
     c.ok = false;
     c.length = 0;
-    c.error = std::string(fi_strerror(err.err)) + (detail ? std::string(" / ") + detail : "");
+    c.error = std::string(lib::strerror(err.err)) + (detail ? std::string(" / ") + detail : "");
     return 1;
 }
 

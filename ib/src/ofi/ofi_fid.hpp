@@ -4,6 +4,8 @@
 
 #include <rdma/fabric.h>
 
+#include "ofi_lib.hpp"
+
 #include <memory>
 #include <string>
 
@@ -19,13 +21,13 @@ template <typename T>
 using FidPtr = std::unique_ptr<T, FidCloser>;
 
 struct InfoFreer {
-    void operator()(fi_info* info) const { fi_freeinfo(info); }
+    void operator()(fi_info* info) const { lib::freeinfo(info); }
 };
 using InfoPtr = std::unique_ptr<fi_info, InfoFreer>;
 
 // "fi_send: Resource temporarily unavailable (-11)"
 inline std::string fi_error(const char* what, long code) {
-    return std::string(what) + ": " + fi_strerror(static_cast<int>(code < 0 ? -code : code)) +
+    return std::string(what) + ": " + lib::strerror(static_cast<int>(code < 0 ? -code : code)) +
            " (" + std::to_string(code) + ")";
 }
 

@@ -60,7 +60,8 @@ bool OfiDriver::init(std::string* error) {
 }
 
 bool OfiDriver::open_fabric(std::string* error) {
-    InfoPtr hints(fi_allocinfo());
+    if (!lib::load(error)) return false;
+    InfoPtr hints(lib::dupinfo(nullptr));
     if (!hints) {
         *error = "fi_allocinfo failed";
         return false;
@@ -83,24 +84,24 @@ bool OfiDriver::open_fabric(std::string* error) {
         config_.one_host ? runtime::netif::kLoopback : runtime::netif::job_address(&where_error);
     fi_info* list = nullptr;
     int ret = where.empty() ? -FI_ENODATA
-                            : fi_getinfo(FI_VERSION(1, 17), where.c_str(), nullptr, FI_SOURCE,
+                            : lib::getinfo(FI_VERSION(1, 17), where.c_str(), nullptr, FI_SOURCE,
                                          hints.get(), &list);
     if (ret == -FI_ENODATA) {
         runtime::debug("ofi: provider %s cannot listen on %s only; it listens where it chooses",
                        provider_.c_str(), where.empty() ? where_error.c_str() : where.c_str());
-        ret = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints.get(), &list);
+        ret = lib::getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints.get(), &list);
     }
     if (ret == -FI_ENODATA) {
         // Say whether the provider is missing or only our queue sizes are too big.
         hints->rx_attr->size = 0;
         hints->tx_attr->size = 0;
-        if (fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints.get(), &list) == 0) {
+        if (lib::getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints.get(), &list) == 0) {
             *error = "queues too large for the provider (at most " +
                      std::to_string(list->rx_attr->size) + " receives, " +
                      std::to_string(list->tx_attr->size) + " sends by default; asked for " +
                      std::to_string(config_.recv_buffers) + " and " +
                      std::to_string(config_.send_queue_depth) + ")";
-            fi_freeinfo(list);
+            lib::freeinfo(list);
             return false;
         }
     }
@@ -114,7 +115,7 @@ bool OfiDriver::open_fabric(std::string* error) {
         *error = "provider cannot carry 4 bytes of remote CQ data (write with immediate)";
         return false;
     }
-    info_.reset(fi_dupinfo(list));  // the first match: the provider's preferred interface
+    info_.reset(lib::dupinfo(list));  // the first match: the provider's preferred interface
     uint64_t mr_mode = static_cast<uint64_t>(info_->domain_attr->mr_mode);
     need_desc_ = mr_mode & FI_MR_LOCAL;
     virt_addr_ = mr_mode & FI_MR_VIRT_ADDR;
@@ -122,7 +123,7 @@ bool OfiDriver::open_fabric(std::string* error) {
     imm_takes_buffer_ = (info_->mode | info_->rx_attr->mode) & FI_RX_CQ_DATA;
 
     fid_fabric* fabric = nullptr;
-    if ((ret = fi_fabric(info_->fabric_attr, &fabric, nullptr)) != 0) {
+    if ((ret = lib::fabric(info_->fabric_attr, &fabric, nullptr)) != 0) {
         *error = fi_error("fi_fabric", ret);
         return false;
     }
