@@ -4,10 +4,10 @@
 
 #include <rdma/fabric.h>
 
-#include "ofi_lib.hpp"
-
 #include <memory>
 #include <string>
+
+#include "ofi_lib.hpp"
 
 namespace mpc::ib::ofi {
 

@@ -85,7 +85,7 @@ bool OfiDriver::open_fabric(std::string* error) {
     fi_info* list = nullptr;
     int ret = where.empty() ? -FI_ENODATA
                             : lib::getinfo(FI_VERSION(1, 17), where.c_str(), nullptr, FI_SOURCE,
-                                         hints.get(), &list);
+                                           hints.get(), &list);
     if (ret == -FI_ENODATA) {
         runtime::debug("ofi: provider %s cannot listen on %s only; it listens where it chooses",
                        provider_.c_str(), where.empty() ? where_error.c_str() : where.c_str());
