@@ -14,8 +14,10 @@
 // second says "done reading").
 //
 // Staged layouts: one block at the start; n even blocks at k * size; blocks
-// of sizes only their two members know behind a header of n + 1 offsets (in
-// the member's staging buffer: readers do not know the whole size).
+// of sizes only their two members know through a header of n + 1 offsets in
+// the member's inline slot (MoveSteps::header_inline), the blocks behind it
+// when they fit, else in its staging buffer (readers do not know the whole
+// size).
 #include <memory>
 #include <vector>
 
@@ -186,6 +188,21 @@ class MoveSteps final : public Steps {
     // buffer, as its header says.
     void stage_varying(const Blocks& src);
     void take_varying(int k, int index, int to);
+    // The header of a varying stage: n + 1 offsets and where the blocks are
+    // (0: behind the header, 1: in the member's staging buffer). It goes in
+    // the member's inline slot when it fits, where every reader knows to look
+    // (one line after the progress line, not the published pointer and then
+    // the buffer); so do the blocks when they fit behind it.
+    // Block k of src if staged (0 if not): small, for another member, and
+    // within kStageTotal with the `used` bytes staged before it.
+    size_t staged_bytes(const Blocks& src, int k, size_t* used) const {
+        const size_t b = src.bytes_of(k);
+        if (k == me() || !small(b) || *used + b > kStageTotal) return 0;
+        *used += b;
+        return b;
+    }
+    size_t header_bytes() const { return sizeof(size_t) * static_cast<size_t>(n() + 2); }
+    bool header_inline() const { return header_bytes() <= kInlineBytes; }
 
     const MoveKind kind_;
     Movement m_;
@@ -276,39 +293,53 @@ void MoveSteps::stage_varying(const Blocks& src) {
         return;
     }
     const int p = parity();
-    auto staged_size = [&, used = size_t{0}](int k) mutable -> size_t {
-        const size_t b = src.bytes_of(k);
-        if (k == me() || !small(b) || used + b > kStageTotal) return 0;
-        used += b;
-        return b;
-    };
-    const size_t header = sizeof(size_t) * static_cast<size_t>(n() + 1);
-    size_t at = header;
-    std::vector<size_t> sizes(static_cast<size_t>(n()));
+    size_t total = 0;
     for (int k = 0; k < n(); ++k) {
-        sizes[static_cast<size_t>(k)] = staged_size(k);
-        at += sizes[static_cast<size_t>(k)];
-        if (k != me() && src.bytes_of(k) > 0 && sizes[static_cast<size_t>(k)] == 0) direct_ = true;
+        const size_t b = staged_bytes(src, k, &total);
+        if (k != me() && src.bytes_of(k) > 0 && b == 0) direct_ = true;
     }
-    unsigned char* out = g().grow_stage(me(), p, at);
-    auto* offsets = reinterpret_cast<size_t*>(out);
-    at = header;
+    const size_t header = header_bytes();
+    unsigned char* base;  // where the offsets count from
+    size_t* offsets;
+    size_t at;
+    if (!header_inline()) {
+        base = g().grow_stage(me(), p, header + total);
+        offsets = reinterpret_cast<size_t*>(base);
+        at = header;
+    } else {
+        unsigned char* slot = g().member(me()).data[p];
+        offsets = reinterpret_cast<size_t*>(slot);
+        const bool blocks_inline = header + total <= kInlineBytes;
+        base = blocks_inline ? slot : g().grow_stage(me(), p, total);
+        at = blocks_inline ? header : 0;
+        offsets[n() + 1] = blocks_inline ? 0 : 1;
+    }
+    size_t used = 0;
     for (int k = 0; k < n(); ++k) {
         offsets[k] = at;
-        at += sizes[static_cast<size_t>(k)];
+        at += staged_bytes(src, k, &used);
     }
     offsets[n()] = at;
     my_offsets_ = offsets;
-    const Blocks staged = Blocks::packed_at(out, offsets);
+    const Blocks staged = Blocks::packed_at(base, offsets);
     for (int k = 0; k < n(); ++k)
-        if (sizes[static_cast<size_t>(k)] > 0) move_block(src, k, staged, k);
+        if (offsets[k + 1] > offsets[k]) move_block(src, k, staged, k);
 }
 
 void MoveSteps::take_varying(int k, int index, int to) {
-    const unsigned char* in = g().member(k).stage[parity()];
-    const auto* offsets = reinterpret_cast<const size_t*>(in);
+    const MemberSlots& slots = g().member(k);
+    const int p = parity();
+    const size_t* offsets;
+    const unsigned char* base;
+    if (header_inline()) {
+        offsets = reinterpret_cast<const size_t*>(slots.data[p]);
+        base = offsets[n() + 1] ? slots.stage[p] : slots.data[p];
+    } else {
+        base = slots.stage[p];
+        offsets = reinterpret_cast<const size_t*>(base);
+    }
     if (offsets[index + 1] > offsets[index]) {
-        note(move_block(Blocks::packed_at(in, offsets), index, m_.recv, to));
+        note(move_block(Blocks::packed_at(base, offsets), index, m_.recv, to));
     } else if (m_.recv.bytes_of(to) > 0) {
         note(move_block(record_of(k).send, index, m_.recv, to));
     }
