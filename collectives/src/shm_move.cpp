@@ -188,11 +188,6 @@ class MoveSteps final : public Steps {
     // buffer, as its header says.
     void stage_varying(const Blocks& src);
     void take_varying(int k, int index, int to);
-    // The header of a varying stage: n + 1 offsets and where the blocks are
-    // (0: behind the header, 1: in the member's staging buffer). It goes in
-    // the member's inline slot when it fits, where every reader knows to look
-    // (one line after the progress line, not the published pointer and then
-    // the buffer); so do the blocks when they fit behind it.
     // Block k of src if staged (0 if not): small, for another member, and
     // within kStageTotal with the `used` bytes staged before it.
     size_t staged_bytes(const Blocks& src, int k, size_t* used) const {
@@ -201,6 +196,11 @@ class MoveSteps final : public Steps {
         *used += b;
         return b;
     }
+    // The header of a varying stage: n + 1 offsets and where the blocks are
+    // (0: behind the header, 1: in the member's staging buffer). It goes in
+    // the member's inline slot when it fits, where every reader knows to look
+    // (one line after the progress line, not the published pointer and then
+    // the buffer); so do the blocks when they fit behind it.
     size_t header_bytes() const { return sizeof(size_t) * static_cast<size_t>(n() + 2); }
     bool header_inline() const { return header_bytes() <= kInlineBytes; }
 
