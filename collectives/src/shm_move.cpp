@@ -196,12 +196,13 @@ class MoveSteps final : public Steps {
         *used += b;
         return b;
     }
-    // The header of a varying stage: n + 1 offsets and where the blocks are
-    // (0: behind the header, 1: in the member's staging buffer). It goes in
-    // the member's inline slot when it fits, where every reader knows to look
-    // (one line after the progress line, not the published pointer and then
-    // the buffer); so do the blocks when they fit behind it.
-    size_t header_bytes() const { return sizeof(size_t) * static_cast<size_t>(n() + 2); }
+    // The header of a varying stage: n + 1 offsets. It goes in the member's
+    // inline slot when it fits, where every reader knows to look (one line
+    // after the progress line, not the published pointer and then the
+    // buffer); so do the blocks when they fit behind it. The first offset
+    // says which: the blocks follow the header (it is not 0), or start the
+    // staging buffer.
+    size_t header_bytes() const { return sizeof(size_t) * static_cast<size_t>(n() + 1); }
     bool header_inline() const { return header_bytes() <= kInlineBytes; }
 
     const MoveKind kind_;
@@ -312,7 +313,6 @@ void MoveSteps::stage_varying(const Blocks& src) {
         const bool blocks_inline = header + total <= kInlineBytes;
         base = blocks_inline ? slot : g().grow_stage(me(), p, total);
         at = blocks_inline ? header : 0;
-        offsets[n() + 1] = blocks_inline ? 0 : 1;
     }
     size_t used = 0;
     for (int k = 0; k < n(); ++k) {
@@ -333,7 +333,7 @@ void MoveSteps::take_varying(int k, int index, int to) {
     const unsigned char* base;
     if (header_inline()) {
         offsets = reinterpret_cast<const size_t*>(slots.data[p]);
-        base = offsets[n() + 1] ? slots.stage[p] : slots.data[p];
+        base = offsets[0] == 0 ? slots.stage[p] : slots.data[p];
     } else {
         base = slots.stage[p];
         offsets = reinterpret_cast<const size_t*>(base);
