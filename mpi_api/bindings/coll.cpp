@@ -1,7 +1,6 @@
 // Collective data movement (MPI 3.1 chapter 5), blocking and nonblocking:
 // argument checks, then a schedule from the collectives room. Reductions are
 // in coll_reduce.cpp.
-#include <array>
 #include <vector>
 
 #include "coll_checks.hpp"
@@ -37,20 +36,44 @@ const char* in_place_where(const Comm* c) {
     return c->is_inter() ? "on intracommunicators" : "";
 }
 
-// n typed blocks (Alltoallw): counts, byte displacements and types.
-int check_typed_blocks(const int* counts, const int* displs, const MPI_Datatype* types, int n,
-                       std::vector<MPI_Aint>& aint_displs, std::vector<Datatype*>& out,
-                       const char* what) {
-    if (n > 0 && !types) return make_error(MPI_ERR_ARG, "the %s types array is NULL", what);
-    if (int e = check_count_array(counts, displs, n, what)) return e;
-    out.resize(static_cast<size_t>(n));
-    aint_displs.resize(static_cast<size_t>(n));
-    for (int i = 0; i < n; ++i) {
-        if (int e = check_type(types[i], &out[static_cast<size_t>(i)])) return e;
-        aint_displs[static_cast<size_t>(i)] = displs[i];
+// One side of an Alltoallw, checked: its n byte displacements and types, in
+// the object itself up to kInline blocks (two heap arrays per side cost an
+// 8-byte Alltoallw on 2 ranks as much as the rest of the call). Not movable:
+// displs and types may point into it.
+class TypedBlocks {
+  public:
+    TypedBlocks() = default;
+    TypedBlocks(const TypedBlocks&) = delete;
+    TypedBlocks& operator=(const TypedBlocks&) = delete;
+
+    int check(const int* counts, const int* displs, const MPI_Datatype* types, int n,
+              const char* what) {
+        if (n > 0 && !types) return make_error(MPI_ERR_ARG, "the %s types array is NULL", what);
+        if (int e = check_count_array(counts, displs, n, what)) return e;
+        if (n > kInline) {
+            heap_displs_.resize(static_cast<size_t>(n));
+            heap_types_.resize(static_cast<size_t>(n));
+            displs_ = heap_displs_.data();
+            types_ = heap_types_.data();
+        }
+        for (int i = 0; i < n; ++i) {
+            if (int e = check_type(types[i], &types_[i])) return e;
+            displs_[i] = displs[i];
+        }
+        return MPI_SUCCESS;
     }
-    return MPI_SUCCESS;
-}
+    const MPI_Aint* displs() const { return displs_; }
+    Datatype* const* types() const { return types_; }
+
+  private:
+    static constexpr int kInline = 32;
+    MPI_Aint inline_displs_[kInline];
+    Datatype* inline_types_[kInline];
+    MPI_Aint* displs_ = inline_displs_;
+    Datatype** types_ = inline_types_;
+    std::vector<MPI_Aint> heap_displs_;
+    std::vector<Datatype*> heap_types_;
+};
 
 }  // namespace
 
@@ -319,35 +342,30 @@ int alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
               const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
               const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, Run run) {
     Comm* c;
-    std::vector<Datatype*> st, rt;
-    std::vector<MPI_Aint> sd, rd;
+    TypedBlocks sb, rb;
     if (int e = open_coll(comm, run, &c)) return raise(c, e);
     const bool inter = c->is_inter();
     const int n = c->remote_size();
     if (inter) MPC_TRY(c, check_not_in_place(sendbuf, "the send buffer on an intercommunicator"));
-    if (sendbuf != MPI_IN_PLACE)
-        MPC_TRY(c, check_typed_blocks(sendcounts, sdispls, sendtypes, n, sd, st, "send"));
-    MPC_TRY(c, check_typed_blocks(recvcounts, rdispls, recvtypes, n, rd, rt, "receive"));
+    const bool in_place = sendbuf == MPI_IN_PLACE;
+    if (!in_place) MPC_TRY(c, sb.check(sendcounts, sdispls, sendtypes, n, "send"));
+    MPC_TRY(c, rb.check(recvcounts, rdispls, recvtypes, n, "receive"));
     MPC_TRY(c, check_not_in_place(recvbuf, "the receive buffer"));
+    const MPI_Aint* sd = in_place ? nullptr : sb.displs();
+    Datatype* const* st = in_place ? nullptr : sb.types();
+    // Every path copies what it keeps of the arrays: the schedules their
+    // blocks, the shared-memory steps of a nonblocking call the arrays.
     if (inter)
         return start(c,
-                     coll::make_inter_alltoallw(sendbuf, sendcounts, sd.data(), st.data(), recvbuf,
-                                                recvcounts, rd.data(), rt.data(), c),
+                     coll::make_inter_alltoallw(sendbuf, sendcounts, sd, st, recvbuf, recvcounts,
+                                                rb.displs(), rb.types(), c),
                      run);
-    if (shm_takes(c, run)) {
-        int e = coll::shm::alltoallw(sendbuf, sendcounts, sd.data(), st.data(), recvbuf,
-                                     recvcounts, rd.data(), rt.data(), c, run.request);
-        // The shared-memory steps keep pointers to these arrays (Blocks::w):
-        // a nonblocking or persistent run needs them until it finishes.
-        if (!e) {
-            keep_with_request(run, std::array{std::move(sd), std::move(rd)});
-            keep_with_request(run, std::array{std::move(st), std::move(rt)});
-        }
-        return raise(c, e);
-    }
+    if (shm_takes(c, run))
+        return raise(c, coll::shm::alltoallw(sendbuf, sendcounts, sd, st, recvbuf, recvcounts,
+                                             rb.displs(), rb.types(), c, run.request));
     return start(c,
-                 coll::make_alltoallw(sendbuf, sendcounts, sd.data(), st.data(), recvbuf,
-                                      recvcounts, rd.data(), rt.data(), c),
+                 coll::make_alltoallw(sendbuf, sendcounts, sd, st, recvbuf, recvcounts,
+                                      rb.displs(), rb.types(), c),
                  run);
 }
 
