@@ -46,6 +46,8 @@ class Steps {
     virtual ~Steps() = default;
     // Runs stages below `until` only (stopping there leaves need->episode 0).
     bool advance(Need* need, int until = 1 << 30);
+    // Runs every stage left on the caller, waiting for what each needs.
+    void run_all();
     // The first error met (a receive block smaller than the data for it).
     int error() const { return error_; }
 
