@@ -102,7 +102,7 @@ void local_bcast(const Local& l, void* buf, int count, const mpi::Datatype* type
     if (bytes == 0 || l.size() == 1) return;
     if (bytes > kInlineBytes) {
         auto steps = bcast_steps(l, buf, count, type, root);
-        return run_steps(l, *steps);
+        return steps->run_all();
     }
     // The steps' inline path, straight.
     ShmGroup& g = l.group;
@@ -125,7 +125,7 @@ void local_reduce(const Local& l, const void* sendbuf, void* recvbuf, int count,
     if (l.size() == 1) return copy_alone(sendbuf, recvbuf, count, type);
     if (bytes > kInlineBytes) {
         auto steps = reduce_steps(l, sendbuf, recvbuf, count, type, op, root);
-        return run_steps(l, *steps);
+        return steps->run_all();
     }
     // The steps' inline path, straight.
     const uint64_t e = ++*l.episode;
@@ -380,18 +380,12 @@ bool Steps::advance(Need* need, int until) {
 void Steps::run_all() {
     for (; stage_ < stages_; ++stage_) {
         const Need want = needs(stage_);
-        if (want.episode == 0) {
-        } else if (want.lo == 0 && want.hi == l_.size() && want.except < 0) {
+        if (want.lo == 0 && want.hi == l_.size() && want.except < 0)
             wait_everyone(l_, want.episode);
-        } else {
+        else if (want.episode != 0)
             l_.group.wait_for(want);
-        }
         run(stage_);
     }
-}
-
-void run_steps(const Local&, Steps& steps) {
-    steps.run_all();
 }
 
 bool poll_steps(ShmGroup& g, int me, Steps& steps, int until) {
@@ -438,7 +432,7 @@ void local_allreduce(const Local& l, const void* sendbuf, void* recvbuf, int cou
         return;
     }
     AllreduceSteps steps(l, sendbuf, recvbuf, count, type, op);
-    run_steps(l, steps);
+    steps.run_all();
 }
 
 void local_handoff(const Local& l, int from, const void* data, int to, void* buf, int count,

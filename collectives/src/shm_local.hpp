@@ -38,7 +38,7 @@ inline void wait_everyone(const Local& l, uint64_t e) {
 // returns true once the collective is finished, or false with *need set to
 // what it waits for (the episode some members must reach) before it can go
 // on. Making the steps reserves their episodes, so they are made in the
-// members' common order. A blocking collective runs them with run_steps(); a
+// members' common order. A blocking collective runs them with run_all(); a
 // nonblocking one (shm.cpp) is advanced by whoever polls its owner's
 // operations, one thread at a time.
 class Steps {
@@ -76,8 +76,6 @@ class Steps {
     int stage_ = 0;
 };
 
-// Runs steps to the end on the caller, waiting as they need.
-void run_steps(const Local& l, Steps& steps);
 // For a nonblocking or persistent collective of member `me` of g: runs the
 // stages below `until` that can run now. What the steps then wait for is
 // left with the group, whose member that moves notifies the owner

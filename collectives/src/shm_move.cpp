@@ -544,7 +544,7 @@ int local_move(const Local& l, MoveKind kind, const Movement& m) {
     const int episodes = episodes_of(l, kind, m, &staged_all);
     if (episodes == 1) return staged_move(l, kind, m);
     MoveSteps steps(l, kind, m, staged_all, episodes, false);
-    run_steps(l, steps);
+    steps.run_all();
     return steps.error();
 }
 

@@ -262,7 +262,7 @@ void local_partial(const Local& l, const Partial& r) {
         return;
     }
     PartialSteps steps(l, r, staged);
-    run_steps(l, steps);
+    steps.run_all();
 }
 
 }  // namespace mpc::coll::shm
