@@ -375,7 +375,7 @@ bool Steps::advance(Need* need, int until) {
 }
 
 // The waits look before they spin: no look of met() first (a blocking v
-// or w movement of 8 bytes on 2 ranks spent a fifth of its instructions in
+// or w movement of 8 bytes on 2 ranks spent a tenth of its instructions in
 // advance()'s looks and their repetition after each wait).
 void Steps::run_all() {
     for (; stage_ < stages_; ++stage_) {

@@ -37,8 +37,8 @@ const char* in_place_where(const Comm* c) {
 }
 
 // One side of an Alltoallw, checked: its n byte displacements and types, in
-// the object itself up to kInline blocks (two heap arrays per side cost an
-// 8-byte Alltoallw on 2 ranks as much as the rest of the call). Not movable:
+// the object itself up to kInline blocks (two heap arrays per side were a
+// third of an 8-byte Alltoallw's instructions on 2 ranks). Not movable:
 // displs and types may point into it.
 class TypedBlocks {
   public:
