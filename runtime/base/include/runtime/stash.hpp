@@ -86,18 +86,14 @@ public:
     // items flow one way, from the threads that free them to those that take
     // them, a lock per item would be paid at both ends). False when both are
     // empty.
+    // (The stash's own part inline, the overflow's out of line: a request
+    // handle is taken and given back at every nonblocking call.)
     bool take_or_refill(T* out, Overflow<T>& overflow) {
-        if (take(out)) return true;
-        if (n_ > N) return overflow.take(out);
-        n_ = static_cast<uint32_t>(overflow.take(items_, N / 2));
-        return take(out);
+        return take(out) || refill_and_take(out, overflow);
     }
     // Keeps item, spilling the newer half to the overflow first when full.
     void keep_or_spill(T item, Overflow<T>& overflow) {
-        if (keep(item)) return;
-        if (n_ > N) return overflow.put(item);
-        spill_half(overflow);
-        items_[n_++] = item;
+        if (!keep(item)) spill_and_keep(item, overflow);
     }
     // Moves the newer half of a full stash to the overflow, making room.
     void spill_half(Overflow<T>& overflow) {
@@ -116,6 +112,17 @@ public:
     bool open() const { return n_ <= N; }
 
 private:
+    __attribute__((noinline)) bool refill_and_take(T* out, Overflow<T>& overflow) {
+        if (n_ > N) return overflow.take(out);
+        n_ = static_cast<uint32_t>(overflow.take(items_, N / 2));
+        return take(out);
+    }
+    __attribute__((noinline)) void spill_and_keep(T item, Overflow<T>& overflow) {
+        if (n_ > N) return overflow.put(item);
+        spill_half(overflow);
+        items_[n_++] = item;
+    }
+
     uint32_t n_ = 0;  // N + 1 once closed
     T items_[N];
 };
