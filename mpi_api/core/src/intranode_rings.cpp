@@ -15,23 +15,42 @@
 namespace mpc::mpi::intranode {
 namespace {
 
-constexpr uint32_t kEntries = 64;
+// Slots of half a line: a message of up to 12 bytes (or a pointer) takes
+// one, up to 40 bytes two. A window of small messages then moves two per
+// line: each line a sender writes is a transfer to its reader's core, and
+// that transfer is what an 8-byte message costs (issue 33).
+constexpr uint32_t kSlots = 128;
 constexpr uint32_t kScanAhead = 16;  // entries a drain looks at in one go
+constexpr size_t kHeadInline = 12;   // payload bytes in an entry's first slot
+constexpr size_t kMoreInline = 28;   // in its second
+static_assert(kHeadInline + kMoreInline == kRingInline);
 
-struct alignas(64) Entry {
-    // The entry's position + 1 once written: a reader knows a stale entry
-    // (from the last lap) without any word the sender and reader share.
+struct alignas(32) Slot {
+    // The slot's position + 1 once written, in every slot of an entry: a
+    // reader knows a stale slot (from the last lap, the first or second of
+    // an entry) without any word the sender and reader share.
     std::atomic<uint32_t> stamp{0};
-    uint32_t bytes = 0;  // inline payload size, or kPointer
-    Envelope env{};
-    uint32_t pad_ = 0;
     union {
-        Incoming* ptr;
-        unsigned char data[kRingInline];
+        struct {
+            uint32_t bytes;  // inline payload size, or kPointer
+            Envelope env;
+            unsigned char data[kHeadInline];  // the payload's first bytes, or the pointer
+        } head;
+        unsigned char more[kMoreInline];  // the second slot: the payload's rest
     };
     static constexpr uint32_t kPointer = ~uint32_t{0};
 };
-static_assert(sizeof(Entry) == 64, "one entry per cache line");
+static_assert(sizeof(Slot) == 32, "two slots per cache line");
+
+uint32_t slots_for(uint32_t bytes) {
+    return bytes != Slot::kPointer && bytes > kHeadInline ? 2 : 1;
+}
+
+Incoming* pointer_in(const Slot& s) {
+    Incoming* m;
+    memcpy(&m, s.head.data, sizeof m);
+    return m;
+}
 
 }  // namespace
 
@@ -42,8 +61,8 @@ struct Ring {
     uint32_t tail = 0;       // next position to write
     uint32_t head_seen = 0;  // the reader's head when last looked at
     // The reader's line (under the receiver's matching lock).
-    alignas(64) std::atomic<uint32_t> head{0};
-    Entry entry[kEntries];
+    alignas(64) std::atomic<uint32_t> head{0};  // in slots, as tail
+    Slot slot[kSlots];
 };
 
 struct Rings {
@@ -86,9 +105,10 @@ void rings_release(RankState* r) {
         Ring* g = rs->in[i].load(std::memory_order_acquire);
         if (!g) continue;
         for (uint32_t h = g->head.load(std::memory_order_relaxed);
-             g->entry[h % kEntries].stamp.load(std::memory_order_acquire) == h + 1; ++h) {
-            Entry& e = g->entry[h % kEntries];
-            if (e.bytes == Entry::kPointer) free_incoming(e.ptr);
+             g->slot[h % kSlots].stamp.load(std::memory_order_acquire) == h + 1;
+             h += slots_for(g->slot[h % kSlots].head.bytes)) {
+            const Slot& e = g->slot[h % kSlots];
+            if (e.head.bytes == Slot::kPointer) free_incoming(pointer_in(e));
         }
     }
     delete rs;
@@ -113,12 +133,12 @@ Ring* promote(Rings::From& o, Rings& to) {
     return none;
 }
 
-// An entry for the sender to write (g->lock held); when the ring is full,
-// the sender moves dest's messages into its matching itself.
-Entry& claim(Ring* g, RankState* dest) {
-    while (g->tail - g->head_seen >= kEntries) {
+// The first of n free slots for the sender to write (g->lock held); when the
+// ring is full, the sender moves dest's messages into its matching itself.
+Slot& claim(Ring* g, RankState* dest, uint32_t n) {
+    while (g->tail + n - g->head_seen > kSlots) {
         g->head_seen = g->head.load(std::memory_order_acquire);
-        if (g->tail - g->head_seen < kEntries) break;
+        if (g->tail + n - g->head_seen <= kSlots) break;
         g->lock.unlock();
         dest->match.lock.lock();
         Deliveries out;
@@ -128,20 +148,23 @@ Entry& claim(Ring* g, RankState* dest) {
         if (unexpected) wake_prober(dest);
         g->lock.lock();
     }
-    return g->entry[g->tail % kEntries];
+    return g->slot[g->tail % kSlots];
 }
 
-void publish(Ring* g, Entry& e, RankState* dest) {
+// Publishes the entry of n slots at the tail.
+void publish(Ring* g, uint32_t n, RankState* dest) {
+    const uint32_t t = g->tail;
+    if (n == 2) g->slot[(t + 1) % kSlots].stamp.store(t + 2, std::memory_order_relaxed);
     // seq_cst: the stamp store and the load of `pending` below must not be
     // reordered (the reader clears `pending`, then reads the stamps).
-    e.stamp.store(g->tail + 1, std::memory_order_seq_cst);
-    ++g->tail;
-    // Ask now for the line of the entry after the next, so that its stamp
-    // store (a full fence) finds it here instead of waiting for the reader's
-    // core to give it up (8-byte window message rate: +20%). Not the next
-    // entry's: a caught-up reader polls that one, and taking it from under
-    // it slowed ping-pong.
-    runtime::prefetch_for_write(&g->entry[(g->tail + 1) % kEntries]);
+    g->slot[t % kSlots].stamp.store(t + 1, std::memory_order_seq_cst);
+    g->tail = t + n;
+    // Ask now for the line after the one the next entry goes into, so that
+    // its stamp store (a full fence) finds it here instead of waiting for
+    // the reader's core to give it up (8-byte window message rate: +20%).
+    // Not the next entry's line: a caught-up reader polls it, and taking it
+    // from under it slowed ping-pong.
+    runtime::prefetch_for_write(&g->slot[(g->tail + 2) % kSlots]);
     g->lock.unlock();
     std::atomic<bool>& pending = dest->rings->pending;
     if (!pending.load(std::memory_order_seq_cst)) pending.store(true, std::memory_order_seq_cst);
@@ -164,20 +187,28 @@ Ring* ring_for(RankState* from, RankState* dest) {
 
 void ring_send_inline(Ring* g, RankState* dest, const Envelope& env, const void* buf,
                       size_t count, const Datatype& type, size_t bytes) {
+    const uint32_t n = slots_for(static_cast<uint32_t>(bytes));
     g->lock.lock();
-    Entry& e = claim(g, dest);
-    e.bytes = static_cast<uint32_t>(bytes);
-    e.env = env;
-    pack(buf, count, type, 0, e.data, bytes);
-    publish(g, e, dest);
+    Slot& e = claim(g, dest, n);
+    e.head.bytes = static_cast<uint32_t>(bytes);
+    e.head.env = env;
+    if (n == 1) {
+        pack(buf, count, type, 0, e.head.data, bytes);
+    } else {
+        unsigned char joined[kRingInline];
+        pack(buf, count, type, 0, joined, bytes);
+        memcpy(e.head.data, joined, kHeadInline);
+        memcpy(g->slot[(g->tail + 1) % kSlots].more, joined + kHeadInline, bytes - kHeadInline);
+    }
+    publish(g, n, dest);
 }
 
 void ring_send(Ring* g, RankState* dest, Incoming* m) {
     g->lock.lock();
-    Entry& e = claim(g, dest);
-    e.bytes = Entry::kPointer;
-    e.ptr = m;
-    publish(g, e, dest);
+    Slot& e = claim(g, dest, 1);
+    e.head.bytes = Slot::kPointer;
+    memcpy(e.head.data, &m, sizeof m);
+    publish(g, 1, dest);
 }
 
 
@@ -195,33 +226,44 @@ Request* receiver_of(RankState* r, const Envelope& e, Request** posting) {
     return p;
 }
 
-// The first entry from h on that is not written yet, looking at up to
-// kScanAhead of them. The loads do not wait for each other, so the lines the
-// sender wrote come over together rather than one per message as each is
-// matched.
+// The first slot from h on that is not written yet, looking at up to
+// kScanAhead of them. Every slot has its stamp, so the loads do not wait for
+// each other (nor for an entry's size): the lines the sender wrote come over
+// together rather than one per message as each is matched. The slot returned
+// may be an entry's second one.
 uint32_t written_from(const Ring& g, uint32_t h) {
     const uint32_t limit = h + kScanAhead;
-    while (h != limit && g.entry[h % kEntries].stamp.load(std::memory_order_seq_cst) == h + 1) ++h;
+    while (h != limit && g.slot[h % kSlots].stamp.load(std::memory_order_seq_cst) == h + 1) ++h;
     return h;
 }
 
-// Matches entry e of r's ring: into `out` (to deliver once unlocked) or the
-// unexpected queue.
-void take(RankState* r, Entry& e, Deliveries& out, bool& unexpected, Request** posting) {
+// Matches the entry at h of r's ring g: into `out` (to deliver once
+// unlocked) or the unexpected queue.
+void take(RankState* r, const Ring& g, uint32_t h, Deliveries& out, bool& unexpected,
+          Request** posting) {
+    const Slot& e = g.slot[h % kSlots];
     Incoming* m = nullptr;
-    if (e.bytes == Entry::kPointer) {
-        m = e.ptr;
+    if (e.head.bytes == Slot::kPointer) {
+        m = pointer_in(e);
         if (Request* q = receiver_of(r, m->env, posting)) {
             out.add(m, q);
             return;
         }
     } else {
-        if (Request* q = receiver_of(r, e.env, posting)) {
-            place(q, e.env, e.data, e.bytes);  // at most 40 bytes: under the lock
+        const uint32_t bytes = e.head.bytes;
+        const unsigned char* data = e.head.data;
+        unsigned char joined[kRingInline];
+        if (bytes > kHeadInline) {
+            memcpy(joined, e.head.data, kHeadInline);
+            memcpy(joined + kHeadInline, g.slot[(h + 1) % kSlots].more, bytes - kHeadInline);
+            data = joined;
+        }
+        if (Request* q = receiver_of(r, e.head.env, posting)) {
+            place(q, e.head.env, data, bytes);  // at most 40 bytes: under the lock
             out.add(nullptr, q);
             return;
         }
-        m = cell_with(e.env, e.data, e.bytes);
+        m = cell_with(e.head.env, data, bytes);
     }
     r->match.add_unexpected(m);
     runtime::tools::raise(events::g_unexpected, r->local_index,
@@ -242,9 +284,10 @@ RingDrain rings_drain_locked(RankState* r, Deliveries& out, bool& unexpected,
         const uint32_t h0 = g->head.load(std::memory_order_relaxed);
         uint32_t h = h0, written = h0;
         RingDrain stop = RingDrain::Done;
-        for (;; ++h) {
-            if (h == written && (written = written_from(*g, h)) == h) break;
-            Entry& e = g->entry[h % kEntries];
+        for (;; h += slots_for(g->slot[h % kSlots].head.bytes)) {
+            // (Past `written` too: it may be the second slot of the entry before.)
+            if (static_cast<int32_t>(written - h) <= 0 && (written = written_from(*g, h)) == h)
+                break;
             if (out.full()) {
                 stop = RingDrain::Full;
                 break;
@@ -257,7 +300,7 @@ RingDrain rings_drain_locked(RankState* r, Deliveries& out, bool& unexpected,
                 stop = RingDrain::InboxFirst;
                 break;
             }
-            take(r, e, out, unexpected, posting);
+            take(r, *g, h, out, unexpected, posting);
         }
         if (h != h0) g->head.store(h, std::memory_order_release);
         if (stop != RingDrain::Done) return stop;
@@ -274,7 +317,7 @@ bool rings_ready(const RankState* r) {
         const Ring* g = rs.in[i].load(std::memory_order_seq_cst);
         if (!g) continue;
         const uint32_t h = g->head.load(std::memory_order_seq_cst);
-        if (g->entry[h % kEntries].stamp.load(std::memory_order_seq_cst) == h + 1) return true;
+        if (g->slot[h % kSlots].stamp.load(std::memory_order_seq_cst) == h + 1) return true;
     }
     return false;
 }
@@ -301,9 +344,9 @@ size_t rings_queued(const RankState* r) {
         const Ring* g = rs->in[i].load(std::memory_order_acquire);
         if (!g) continue;
         for (uint32_t h = g->head.load(std::memory_order_acquire);
-             g->entry[h % kEntries].stamp.load(std::memory_order_acquire) == h + 1 &&
-             queued < kEntries * kMaxRings;
-             ++h)
+             g->slot[h % kSlots].stamp.load(std::memory_order_acquire) == h + 1 &&
+             queued < kSlots * kMaxRings;
+             h += slots_for(g->slot[h % kSlots].head.bytes))
             ++queued;
     }
     return queued;

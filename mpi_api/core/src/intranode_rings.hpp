@@ -1,10 +1,10 @@
 // Per-pair rings of the intra-node transport (private to it, intranode.cpp).
 //
 // A pair of ranks of one node process that exchanges many messages gets a
-// ring: 64 entries of one cache line each, written only by the sender's side
+// ring: 128 slots of half a cache line, written only by the sender's side
 // and read in order by whoever holds the receiver's matching lock. A message
-// of up to 40 bytes travels in its entry; a larger one, or a rendezvous, as a
-// pointer in it. A sender writes a window of messages into lines its receiver
+// of up to 12 bytes travels in an entry of one slot, up to 40 bytes in two; a
+// larger one, or a rendezvous, as a pointer in one. A sender writes a window of messages into lines its receiver
 // is not reading, and no word is written by every sender (the receiver's
 // inbox, which pairs use until they get a ring, is such a word: every push
 // takes its line from the receiver). This is what makes windows of small

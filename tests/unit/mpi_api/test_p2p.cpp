@@ -6,6 +6,7 @@
 // receiver (a new receive or probe, or a poll) moves it into matching.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -422,6 +423,61 @@ TEST_CASE("a busy pair switches from the inbox to its ring, in send order", "[p2
         CHECK(got[i] == 1000 + i);
     }
     CHECK_FALSE(poll_as_did(me));
+}
+
+TEST_CASE("ring entries of one and two slots start at every position of the ring", "[p2p]") {
+    // Sizes 20, 20, 4 take 2 + 2 + 1 slots: 5 is prime to the ring's slots,
+    // so over enough laps an entry of each kind starts at every slot, a
+    // two-slot one across the ring's end among them. Posted late and early:
+    // the unexpected copy and the placement both join the two halves.
+    using namespace mpc::mpi::intranode;
+    Job job(2);
+    RankState* me = job[1];
+    const size_t sizes[3] = {20, 20, 4};
+    constexpr int kWarm = static_cast<int>(kPromoteAfter) + 1;  // the pair gets its ring
+    for (int i = 0; i < kWarm; ++i) {
+        int v = i, got = -1;
+        Request s, r;
+        start_send(s, job[0], &v, sizeof v, 1, 1);
+        start_recv(r, me, &got, sizeof got, 0, 1);
+        REQUIRE(r.is_complete());
+    }
+    for (int round = 0; round < 2; ++round) {
+        const bool posted_first = round == 1;
+        constexpr int N = 3 * 128 * 2;  // several laps
+        std::vector<std::vector<unsigned char>> out, in;
+        std::vector<Request> s(N), r(N);
+        for (int i = 0; i < N; ++i) {
+            out.push_back(pattern(sizes[i % 3], i + round));
+            in.emplace_back(kRingInline, 0);
+        }
+        auto post = [&](int i) {
+            start_recv(r[static_cast<size_t>(i)], me, in[static_cast<size_t>(i)].data(),
+                       kRingInline, 0, 2);
+        };
+        constexpr int W = 40;  // windows of entries the receiver drains between
+        for (int w = 0; w < N; w += W) {
+            const int end = std::min(w + W, N);
+            if (posted_first)
+                for (int i = w; i < end; ++i) post(i);
+            for (int i = w; i < end; ++i) {
+                auto& o = out[static_cast<size_t>(i)];
+                start_send(s[static_cast<size_t>(i)], job[0], o.data(), o.size(), 1, 2);
+            }
+            if (!posted_first)
+                for (int i = w; i < end; ++i) post(i);
+            poll_as(me);
+        }
+        for (int i = 0; i < N; ++i) {
+            INFO("round " << round << ", message " << i);
+            const size_t k = static_cast<size_t>(i);
+            REQUIRE(r[k].is_complete());
+            CHECK(r[k].status.mpc_count == static_cast<MPI_Count>(out[k].size()));
+            CHECK(std::equal(out[k].begin(), out[k].end(), in[k].begin()));
+        }
+        CHECK(rings_queued(me) == 0);
+        CHECK(me->match.unexpected_count() == 0);
+    }
 }
 
 TEST_CASE("wildcard receives pick the earliest message that fits", "[p2p]") {
