@@ -32,18 +32,21 @@ struct alignas(32) Slot {
     std::atomic<uint32_t> stamp{0};
     union {
         struct {
-            uint32_t bytes;  // inline payload size, or kPointer
+            uint32_t bytes;  // inline payload size, kPointer or kSkip
             Envelope env;
             unsigned char data[kHeadInline];  // the payload's first bytes, or the pointer
         } head;
         unsigned char more[kMoreInline];  // the second slot: the payload's rest
     };
     static constexpr uint32_t kPointer = ~uint32_t{0};
+    // A slot left empty so that the two-slot entry after it starts a line.
+    static constexpr uint32_t kSkip = kPointer - 1;
 };
 static_assert(sizeof(Slot) == 32, "two slots per cache line");
+static_assert(kSlots % 2 == 0, "even positions start lines");
 
 uint32_t slots_for(uint32_t bytes) {
-    return bytes != Slot::kPointer && bytes > kHeadInline ? 2 : 1;
+    return bytes > kHeadInline && bytes <= kRingInline ? 2 : 1;
 }
 
 Incoming* pointer_in(const Slot& s) {
@@ -62,7 +65,7 @@ struct Ring {
     uint32_t head_seen = 0;  // the reader's head when last looked at
     // The reader's line (under the receiver's matching lock).
     alignas(64) std::atomic<uint32_t> head{0};  // in slots, as tail
-    Slot slot[kSlots];
+    alignas(64) Slot slot[kSlots];  // even slots start lines
 };
 
 struct Rings {
@@ -135,10 +138,14 @@ Ring* promote(Rings::From& o, Rings& to) {
 
 // The first of n free slots for the sender to write (g->lock held); when the
 // ring is full, the sender moves dest's messages into its matching itself.
+// A two-slot entry starts a line (after a skipped slot if need be): across
+// two lines it would cost two transfers (32-byte ping-pong: 0.13 against
+// 0.115 us).
 Slot& claim(Ring* g, RankState* dest, uint32_t n) {
-    while (g->tail + n - g->head_seen > kSlots) {
+    auto room = [g, n] { return g->tail + n + (n == 2 ? g->tail % 2 : 0) - g->head_seen <= kSlots; };
+    while (!room()) {
         g->head_seen = g->head.load(std::memory_order_acquire);
-        if (g->tail + n - g->head_seen <= kSlots) break;
+        if (room()) break;
         g->lock.unlock();
         dest->match.lock.lock();
         Deliveries out;
@@ -147,6 +154,12 @@ Slot& claim(Ring* g, RankState* dest, uint32_t n) {
         out.deliver_all();
         if (unexpected) wake_prober(dest);
         g->lock.lock();
+    }
+    if (n == 2 && g->tail % 2) {
+        Slot& skip = g->slot[g->tail % kSlots];
+        skip.head.bytes = Slot::kSkip;
+        skip.stamp.store(g->tail + 1, std::memory_order_release);
+        ++g->tail;
     }
     return g->slot[g->tail % kSlots];
 }
@@ -187,19 +200,19 @@ Ring* ring_for(RankState* from, RankState* dest) {
 
 void ring_send_inline(Ring* g, RankState* dest, const Envelope& env, const void* buf,
                       size_t count, const Datatype& type, size_t bytes) {
+    // Packed aside first, then written in a few moves of a constant size: a
+    // caught-up reader polls the entry's line, and takes it back from under
+    // every store that comes late (16-byte ping-pong: 0.16 against 0.115 us
+    // when the two halves were packed in place).
+    unsigned char joined[kRingInline] = {};
+    pack(buf, count, type, 0, joined, bytes);
     const uint32_t n = slots_for(static_cast<uint32_t>(bytes));
     g->lock.lock();
     Slot& e = claim(g, dest, n);
     e.head.bytes = static_cast<uint32_t>(bytes);
     e.head.env = env;
-    if (n == 1) {
-        pack(buf, count, type, 0, e.head.data, bytes);
-    } else {
-        unsigned char joined[kRingInline];
-        pack(buf, count, type, 0, joined, bytes);
-        memcpy(e.head.data, joined, kHeadInline);
-        memcpy(g->slot[(g->tail + 1) % kSlots].more, joined + kHeadInline, bytes - kHeadInline);
-    }
+    memcpy(e.head.data, joined, kHeadInline);
+    if (n == 2) memcpy(g->slot[(g->tail + 1) % kSlots].more, joined + kHeadInline, kMoreInline);
     publish(g, n, dest);
 }
 
@@ -242,6 +255,7 @@ uint32_t written_from(const Ring& g, uint32_t h) {
 void take(RankState* r, const Ring& g, uint32_t h, Deliveries& out, bool& unexpected,
           Request** posting) {
     const Slot& e = g.slot[h % kSlots];
+    if (e.head.bytes == Slot::kSkip) return;
     Incoming* m = nullptr;
     if (e.head.bytes == Slot::kPointer) {
         m = pointer_in(e);
@@ -255,7 +269,7 @@ void take(RankState* r, const Ring& g, uint32_t h, Deliveries& out, bool& unexpe
         unsigned char joined[kRingInline];
         if (bytes > kHeadInline) {
             memcpy(joined, e.head.data, kHeadInline);
-            memcpy(joined + kHeadInline, g.slot[(h + 1) % kSlots].more, bytes - kHeadInline);
+            memcpy(joined + kHeadInline, g.slot[(h + 1) % kSlots].more, kMoreInline);
             data = joined;
         }
         if (Request* q = receiver_of(r, e.head.env, posting)) {
@@ -347,7 +361,7 @@ size_t rings_queued(const RankState* r) {
              g->slot[h % kSlots].stamp.load(std::memory_order_acquire) == h + 1 &&
              queued < kSlots * kMaxRings;
              h += slots_for(g->slot[h % kSlots].head.bytes))
-            ++queued;
+            queued += g->slot[h % kSlots].head.bytes != Slot::kSkip;
     }
     return queued;
 }
