@@ -16,42 +16,55 @@ namespace mpc::mpi::intranode {
 namespace {
 
 // Slots of half a line: a message of up to 12 bytes (or a pointer) takes
-// one, up to 40 bytes two. A window of small messages then moves two per
-// line: each line a sender writes is a transfer to its reader's core, and
-// that transfer is what an 8-byte message costs (issue 33).
-constexpr uint32_t kSlots = 128;
-constexpr uint32_t kScanAhead = 16;  // entries a drain looks at in one go
-constexpr size_t kHeadInline = 12;   // payload bytes in an entry's first slot
-constexpr size_t kMoreInline = 28;   // in its second
-static_assert(kHeadInline + kMoreInline == kRingInline);
+// one, up to 40 bytes two, which start a line and fill it. A window of small
+// messages then moves two per line: each line a sender writes is a transfer
+// to its reader's core, and that transfer is what an 8-byte message costs
+// (issue 33).
+//
+// A slot's first word is its stamp: its position + 1 once written, so that a
+// reader knows a stale slot (from the last lap) without any word the sender
+// and reader share. In a two-slot entry the second slot's first word is
+// payload (the payload is contiguous, as one-line entries had it). It cannot
+// pass for a stamp: a reader only looks at a second-half slot once the first
+// half is written in the same lap, and a sender that starts a line with a
+// one-slot entry clears the second half's stamp in the same line first. (A
+// payload word that happens to equal its position + 1 only makes a scan go
+// on to the next line, whose own stamp decides.)
+constexpr uint32_t kSlots = kRingSlots;
+constexpr uint32_t kScanAhead = 16;  // slots a drain looks at in one go
+constexpr size_t kHeadInline = 12;   // payload bytes of a one-slot entry
 
 struct alignas(32) Slot {
-    // The slot's position + 1 once written, in every slot of an entry: a
-    // reader knows a stale slot (from the last lap, the first or second of
-    // an entry) without any word the sender and reader share.
     std::atomic<uint32_t> stamp{0};
-    union {
-        struct {
-            uint32_t bytes;  // inline payload size, kPointer or kSkip
-            Envelope env;
-            unsigned char data[kHeadInline];  // the payload's first bytes, or the pointer
-        } head;
-        unsigned char more[kMoreInline];  // the second slot: the payload's rest
-    };
+    uint32_t bytes = 0;  // inline payload size, kPointer or kSkip
+    Envelope env{};
+    unsigned char data[kHeadInline] = {};  // the payload (or pointer), or its start
     static constexpr uint32_t kPointer = ~uint32_t{0};
     // A slot left empty so that the two-slot entry after it starts a line.
     static constexpr uint32_t kSkip = kPointer - 1;
 };
 static_assert(sizeof(Slot) == 32, "two slots per cache line");
 static_assert(kSlots % 2 == 0, "even positions start lines");
+static_assert(offsetof(Slot, data) + kRingInline == 2 * sizeof(Slot) - 4,
+              "a two-slot entry's payload ends 4 bytes before its line");
 
 uint32_t slots_for(uint32_t bytes) {
     return bytes > kHeadInline && bytes <= kRingInline ? 2 : 1;
 }
 
+// An entry's payload: from its first slot's data on, through the second slot
+// of a two-slot entry (the ring's slots are one array, and such an entry
+// starts a line: it never ends the array).
+unsigned char* payload(Slot& s) {
+    return reinterpret_cast<unsigned char*>(&s) + offsetof(Slot, data);
+}
+const unsigned char* payload(const Slot& s) {
+    return reinterpret_cast<const unsigned char*>(&s) + offsetof(Slot, data);
+}
+
 Incoming* pointer_in(const Slot& s) {
     Incoming* m;
-    memcpy(&m, s.head.data, sizeof m);
+    memcpy(&m, s.data, sizeof m);
     return m;
 }
 
@@ -109,9 +122,9 @@ void rings_release(RankState* r) {
         if (!g) continue;
         for (uint32_t h = g->head.load(std::memory_order_relaxed);
              g->slot[h % kSlots].stamp.load(std::memory_order_acquire) == h + 1;
-             h += slots_for(g->slot[h % kSlots].head.bytes)) {
+             h += slots_for(g->slot[h % kSlots].bytes)) {
             const Slot& e = g->slot[h % kSlots];
-            if (e.head.bytes == Slot::kPointer) free_incoming(pointer_in(e));
+            if (e.bytes == Slot::kPointer) free_incoming(pointer_in(e));
         }
     }
     delete rs;
@@ -140,9 +153,13 @@ Ring* promote(Rings::From& o, Rings& to) {
 // ring is full, the sender moves dest's messages into its matching itself.
 // A two-slot entry starts a line (after a skipped slot if need be): across
 // two lines it would cost two transfers (32-byte ping-pong: 0.13 against
-// 0.115 us).
+// 0.115 us). An entry that starts a line has the whole line free: its
+// writer clears the second half's stamp (see Slot).
 Slot& claim(Ring* g, RankState* dest, uint32_t n) {
-    auto room = [g, n] { return g->tail + n + (n == 2 ? g->tail % 2 : 0) - g->head_seen <= kSlots; };
+    auto room = [g, n] {
+        const uint32_t need = g->tail % 2 == 0 ? 2 : n == 2 ? 3 : 1;
+        return g->tail + need - g->head_seen <= kSlots;
+    };
     while (!room()) {
         g->head_seen = g->head.load(std::memory_order_acquire);
         if (room()) break;
@@ -157,7 +174,7 @@ Slot& claim(Ring* g, RankState* dest, uint32_t n) {
     }
     if (n == 2 && g->tail % 2) {
         Slot& skip = g->slot[g->tail % kSlots];
-        skip.head.bytes = Slot::kSkip;
+        skip.bytes = Slot::kSkip;
         skip.stamp.store(g->tail + 1, std::memory_order_release);
         ++g->tail;
     }
@@ -167,7 +184,7 @@ Slot& claim(Ring* g, RankState* dest, uint32_t n) {
 // Publishes the entry of n slots at the tail.
 void publish(Ring* g, uint32_t n, RankState* dest) {
     const uint32_t t = g->tail;
-    if (n == 2) g->slot[(t + 1) % kSlots].stamp.store(t + 2, std::memory_order_relaxed);
+    if (n == 1 && t % 2 == 0) g->slot[(t + 1) % kSlots].stamp.store(0, std::memory_order_relaxed);
     // seq_cst: the stamp store and the load of `pending` below must not be
     // reordered (the reader clears `pending`, then reads the stamps).
     g->slot[t % kSlots].stamp.store(t + 1, std::memory_order_seq_cst);
@@ -200,27 +217,20 @@ Ring* ring_for(RankState* from, RankState* dest) {
 
 void ring_send_inline(Ring* g, RankState* dest, const Envelope& env, const void* buf,
                       size_t count, const Datatype& type, size_t bytes) {
-    // Packed aside first, then written in a few moves of a constant size: a
-    // caught-up reader polls the entry's line, and takes it back from under
-    // every store that comes late (16-byte ping-pong: 0.16 against 0.115 us
-    // when the two halves were packed in place).
-    unsigned char joined[kRingInline] = {};
-    pack(buf, count, type, 0, joined, bytes);
     const uint32_t n = slots_for(static_cast<uint32_t>(bytes));
     g->lock.lock();
     Slot& e = claim(g, dest, n);
-    e.head.bytes = static_cast<uint32_t>(bytes);
-    e.head.env = env;
-    memcpy(e.head.data, joined, kHeadInline);
-    if (n == 2) memcpy(g->slot[(g->tail + 1) % kSlots].more, joined + kHeadInline, kMoreInline);
+    e.bytes = static_cast<uint32_t>(bytes);
+    e.env = env;
+    pack(buf, count, type, 0, payload(e), bytes);
     publish(g, n, dest);
 }
 
 void ring_send(Ring* g, RankState* dest, Incoming* m) {
     g->lock.lock();
     Slot& e = claim(g, dest, 1);
-    e.head.bytes = Slot::kPointer;
-    memcpy(e.head.data, &m, sizeof m);
+    e.bytes = Slot::kPointer;
+    memcpy(e.data, &m, sizeof m);
     publish(g, 1, dest);
 }
 
@@ -240,10 +250,10 @@ Request* receiver_of(RankState* r, const Envelope& e, Request** posting) {
 }
 
 // The first slot from h on that is not written yet, looking at up to
-// kScanAhead of them. Every slot has its stamp, so the loads do not wait for
-// each other (nor for an entry's size): the lines the sender wrote come over
-// together rather than one per message as each is matched. The slot returned
-// may be an entry's second one.
+// kScanAhead of them. The loads do not wait for each other (nor for an
+// entry's size), so the lines the sender wrote come over together rather than
+// one per message as each is matched. The slot returned may be inside an
+// entry (see Slot).
 uint32_t written_from(const Ring& g, uint32_t h) {
     const uint32_t limit = h + kScanAhead;
     while (h != limit && g.slot[h % kSlots].stamp.load(std::memory_order_seq_cst) == h + 1) ++h;
@@ -255,29 +265,21 @@ uint32_t written_from(const Ring& g, uint32_t h) {
 void take(RankState* r, const Ring& g, uint32_t h, Deliveries& out, bool& unexpected,
           Request** posting) {
     const Slot& e = g.slot[h % kSlots];
-    if (e.head.bytes == Slot::kSkip) return;
+    if (e.bytes == Slot::kSkip) return;
     Incoming* m = nullptr;
-    if (e.head.bytes == Slot::kPointer) {
+    if (e.bytes == Slot::kPointer) {
         m = pointer_in(e);
         if (Request* q = receiver_of(r, m->env, posting)) {
             out.add(m, q);
             return;
         }
     } else {
-        const uint32_t bytes = e.head.bytes;
-        const unsigned char* data = e.head.data;
-        unsigned char joined[kRingInline];
-        if (bytes > kHeadInline) {
-            memcpy(joined, e.head.data, kHeadInline);
-            memcpy(joined + kHeadInline, g.slot[(h + 1) % kSlots].more, kMoreInline);
-            data = joined;
-        }
-        if (Request* q = receiver_of(r, e.head.env, posting)) {
-            place(q, e.head.env, data, bytes);  // at most 40 bytes: under the lock
+        if (Request* q = receiver_of(r, e.env, posting)) {
+            place(q, e.env, payload(e), e.bytes);  // at most 40 bytes: under the lock
             out.add(nullptr, q);
             return;
         }
-        m = cell_with(e.head.env, data, bytes);
+        m = cell_with(e.env, payload(e), e.bytes);
     }
     r->match.add_unexpected(m);
     runtime::tools::raise(events::g_unexpected, r->local_index,
@@ -298,7 +300,7 @@ RingDrain rings_drain_locked(RankState* r, Deliveries& out, bool& unexpected,
         const uint32_t h0 = g->head.load(std::memory_order_relaxed);
         uint32_t h = h0, written = h0;
         RingDrain stop = RingDrain::Done;
-        for (;; h += slots_for(g->slot[h % kSlots].head.bytes)) {
+        for (;; h += slots_for(g->slot[h % kSlots].bytes)) {
             // (Past `written` too: it may be the second slot of the entry before.)
             if (static_cast<int32_t>(written - h) <= 0 && (written = written_from(*g, h)) == h)
                 break;
@@ -360,8 +362,8 @@ size_t rings_queued(const RankState* r) {
         for (uint32_t h = g->head.load(std::memory_order_acquire);
              g->slot[h % kSlots].stamp.load(std::memory_order_acquire) == h + 1 &&
              queued < kSlots * kMaxRings;
-             h += slots_for(g->slot[h % kSlots].head.bytes))
-            queued += g->slot[h % kSlots].head.bytes != Slot::kSkip;
+             h += slots_for(g->slot[h % kSlots].bytes))
+            queued += g->slot[h % kSlots].bytes != Slot::kSkip;
     }
     return queued;
 }

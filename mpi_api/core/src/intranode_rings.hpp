@@ -42,6 +42,7 @@ constexpr unsigned kPromoteAfter = 16;
 constexpr unsigned kMaxRings = 32;
 constexpr size_t kMaxRingRanks = 256;
 constexpr size_t kRingInline = 40;
+constexpr uint32_t kRingSlots = 128;  // half a line each
 
 void rings_init(RankState* r, size_t nlocal);
 // Frees r's rings and the messages still in them (r is being destroyed).

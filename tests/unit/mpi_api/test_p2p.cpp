@@ -480,6 +480,45 @@ TEST_CASE("ring entries of one and two slots start at every position of the ring
     }
 }
 
+TEST_CASE("a line's second half from the last lap never passes for a new entry", "[p2p]") {
+    // A two-slot entry's payload fills the second slot's stamp word. Here
+    // that word holds the stamp the slot will have one lap later; the one-slot
+    // entries of that lap start those lines one message at a time, so each
+    // receive's look-ahead reads the old second half: it must not take it
+    // for a message.
+    using namespace mpc::mpi::intranode;
+    Job job(2);
+    RankState* me = job[1];
+    auto send_recv = [&](const void* data, size_t bytes, void* into) {
+        Request s, r;
+        start_send(s, job[0], data, bytes, 1, 5);
+        start_recv(r, me, into, kRingInline, 0, 5);
+        REQUIRE(r.is_complete());
+        CHECK(r.status.mpc_count == static_cast<MPI_Count>(bytes));
+    };
+    unsigned char got[kRingInline];
+    // The inbox's messages, then the ring's first entry, at position 0.
+    for (unsigned i = 0; i <= kPromoteAfter; ++i) send_recv(&i, sizeof i, got);
+    REQUIRE(rings_queued(me) == 0);
+    // Lap 1: 20-byte entries at 2, 4, ... 120 (1 is skipped).
+    for (uint32_t pos = 2; pos <= 120; pos += 2) {
+        unsigned char msg[20] = {};
+        const uint32_t later = pos + 1 + kRingSlots + 1;  // slot pos + 1's stamp, a lap on
+        memcpy(msg + 12, &later, sizeof later);
+        send_recv(msg, sizeof msg, got);
+        CHECK(memcmp(got, msg, sizeof msg) == 0);
+    }
+    // Lap 2: 4-byte entries from 122 on, past every line lap 1 wrote.
+    for (int i = 0; i < 140; ++i) {
+        INFO("message " << i);
+        int v = 7000 + i, w = 0;
+        send_recv(&v, sizeof v, &w);
+        CHECK(w == v);
+        CHECK(rings_queued(me) == 0);
+    }
+    CHECK(me->match.unexpected_count() == 0);
+}
+
 TEST_CASE("wildcard receives pick the earliest message that fits", "[p2p]") {
     Job job(3);
     int a = 1, b = 2, c = 3;
