@@ -40,9 +40,10 @@ int blocking_send(RankState* me, const void* buf, MPI_Count count, MPI_Datatype 
 
 // Inlined into each caller, whose kind, mode and persistence are constants:
 // a call of eleven arguments was a fifth of an MPI_Irecv's own instructions.
-[[gnu::always_inline]] inline int nonblocking(RankState* me, Request::Kind kind, const void* buf, MPI_Count count,
-                MPI_Datatype datatype, int peer, int tag, MPI_Comm comm, SendMode mode,
-                bool persistent, MPI_Request* request) {
+[[gnu::always_inline]] inline int nonblocking(RankState* me, Request::Kind kind, const void* buf,
+                                              MPI_Count count, MPI_Datatype datatype, int peer,
+                                              int tag, MPI_Comm comm, SendMode mode,
+                                              bool persistent, MPI_Request* request) {
     // Checked straight into a pool request (given back on an error): no
     // second request to fill and copy over on the way.
     Request* r = request_allocate(kind, me, nullptr);

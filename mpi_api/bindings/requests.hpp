@@ -30,16 +30,17 @@ inline bool plain_p2p_args(const Comm* c, const Datatype* t, const void* buf, MP
 // Every check of a point-to-point call's arguments, in the order MPI users
 // expect errors reported; on error returns the code and sets *comm_out to the
 // communicator to raise it on (may be null).
-[[gnu::cold]] int check_p2p(Request::Kind kind, const void* buf, MPI_Count count, MPI_Datatype datatype, int peer,
-              int tag, MPI_Comm comm, Comm** comm_out, Datatype** type_out);
+[[gnu::cold]] int check_p2p(Request::Kind kind, const void* buf, MPI_Count count,
+                            MPI_Datatype datatype, int peer, int tag, MPI_Comm comm,
+                            Comm** comm_out, Datatype** type_out);
 
 // Checks the arguments of a point-to-point call and fills r. On error returns
 // the code and sets *comm_out to the communicator to raise it on (may be null).
 // count is MPI_Count for both the int calls and their large-count (_c) forms.
 // Inlined: a call of ten arguments cost a third of it (every Isend and Irecv).
-[[gnu::always_inline]] inline int setup_p2p(Request* r, RankState* me, Request::Kind kind, const void* buf,
-                     MPI_Count count, MPI_Datatype datatype, int peer, int tag, MPI_Comm comm,
-                     Comm** comm_out) {
+[[gnu::always_inline]] inline int setup_p2p(Request* r, RankState* me, Request::Kind kind,
+                                            const void* buf, MPI_Count count, MPI_Datatype datatype,
+                                            int peer, int tag, MPI_Comm comm, Comm** comm_out) {
     Comm* c = comm_lookup(me, comm);
     Datatype* t = datatype_lookup(datatype);
     *comm_out = c;

@@ -78,7 +78,7 @@ struct Ring {
     uint32_t head_seen = 0;  // the reader's head when last looked at
     // The reader's line (under the receiver's matching lock).
     alignas(64) std::atomic<uint32_t> head{0};  // in slots, as tail
-    alignas(64) Slot slot[kSlots];  // even slots start lines
+    alignas(64) Slot slot[kSlots];              // even slots start lines
 };
 
 struct Rings {

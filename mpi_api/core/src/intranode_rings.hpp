@@ -4,11 +4,11 @@
 // ring: 128 slots of half a cache line, written only by the sender's side
 // and read in order by whoever holds the receiver's matching lock. A message
 // of up to 12 bytes travels in an entry of one slot, up to 40 bytes in two; a
-// larger one, or a rendezvous, as a pointer in one. A sender writes a window of messages into lines its receiver
-// is not reading, and no word is written by every sender (the receiver's
-// inbox, which pairs use until they get a ring, is such a word: every push
-// takes its line from the receiver). This is what makes windows of small
-// nonblocking messages fast (issue 33).
+// larger one, or a rendezvous, as a pointer in one. A sender writes a window
+// of messages into lines its receiver is not reading, and no word is written
+// by every sender (the receiver's inbox, which pairs use until they get a
+// ring, is such a word: every push takes its line from the receiver). This is
+// what makes windows of small nonblocking messages fast (issue 33).
 //
 // A pair gets its ring after kPromoteAfter messages through the inbox, while
 // the receiver has fewer than kMaxRings rings (memory: about 4 KiB per ring),

@@ -24,9 +24,12 @@ namespace {
 // function-local static costs a guard test at each of the three uses per
 // nonblocking request (no request exists before the library's constructors
 // have run).
-HandlePool<Request, HandleKind::Request>* const g_pool = new HandlePool<Request, HandleKind::Request>(1);
+HandlePool<Request, HandleKind::Request>* const g_pool =
+    new HandlePool<Request, HandleKind::Request>(1);
 
-HandlePool<Request, HandleKind::Request>& pool() { return *g_pool; }
+HandlePool<Request, HandleKind::Request>& pool() {
+    return *g_pool;
+}
 
 }  // namespace
 

@@ -91,10 +91,9 @@ public:
             free_.put(index);
             return;
         }
-        if (tc.stash.keep(index)) return;
-        // Full: half of it goes back for the other threads.
-        tc.stash.spill_half(free_);
-        if (!tc.stash.keep(index)) free_.put(index);  // closed (thread exiting)
+        // Full: half of it goes back for the other threads (closed, at thread
+        // exit: the index goes to them).
+        tc.stash.keep_or_spill(index, free_);
     }
 
     // The live object behind handle, or nullptr (wrong kind, null, freed).
