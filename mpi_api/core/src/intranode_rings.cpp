@@ -55,9 +55,6 @@ uint32_t slots_for(uint32_t bytes) {
 // An entry's payload: from its first slot's data on, through the second slot
 // of a two-slot entry (the ring's slots are one array, and such an entry
 // starts a line: it never ends the array).
-unsigned char* payload(Slot& s) {
-    return reinterpret_cast<unsigned char*>(&s) + offsetof(Slot, data);
-}
 const unsigned char* payload(const Slot& s) {
     return reinterpret_cast<const unsigned char*>(&s) + offsetof(Slot, data);
 }
@@ -218,11 +215,26 @@ Ring* ring_for(RankState* from, RankState* dest) {
 void ring_send_inline(Ring* g, RankState* dest, const Envelope& env, const void* buf,
                       size_t count, const Datatype& type, size_t bytes) {
     const uint32_t n = slots_for(static_cast<uint32_t>(bytes));
+    // A two-slot message is packed aside: its word in the second slot's stamp
+    // is stored as an atomic, since a poller may look at that stamp without
+    // the lock (rings_ready, with a head it read a moment before).
+    unsigned char packed[kRingInline] = {};
+    if (n == 2) pack(buf, count, type, 0, packed, bytes);
     g->lock.lock();
     Slot& e = claim(g, dest, n);
     e.bytes = static_cast<uint32_t>(bytes);
     e.env = env;
-    pack(buf, count, type, 0, payload(e), bytes);
+    if (n == 1) {
+        pack(buf, count, type, 0, e.data, bytes);
+    } else {
+        Slot& second = g->slot[(g->tail + 1) % kSlots];
+        uint32_t word;
+        memcpy(e.data, packed, kHeadInline);
+        memcpy(&word, packed + kHeadInline, sizeof word);
+        second.stamp.store(word, std::memory_order_relaxed);
+        memcpy(reinterpret_cast<unsigned char*>(&second) + sizeof word,
+               packed + kHeadInline + sizeof word, kRingInline - kHeadInline - sizeof word);
+    }
     publish(g, n, dest);
 }
 
